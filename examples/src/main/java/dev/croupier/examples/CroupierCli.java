@@ -1,0 +1,76 @@
+package dev.croupier.examples;
+
+import java.io.PrintStream;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Entry point of {@code bin/croupier}: dispatches a subcommand to its program.
+ *
+ * <p>Every subcommand is a {@link Command}; this class only keeps the table and prints help.
+ * {@code croupier test} never reaches the JVM: the launcher script runs Maven for it.
+ */
+public final class CroupierCli {
+
+    /** One subcommand: a name, a one-line summary, and a program that returns an exit code. */
+    public interface Command {
+        /** Runs with the arguments after the subcommand's name; returns the process exit code. */
+        int run(String[] args) throws Exception;
+    }
+
+    private record Entry(String summary, Command command) {}
+
+    private static final Map<String, Entry> COMMANDS = new LinkedHashMap<>();
+
+    static {
+        COMMANDS.put("help", new Entry("list the subcommands", args -> help(System.out)));
+        COMMANDS.put("version", new Entry("print the version of Croupier and of the JVM", args -> version()));
+        COMMANDS.put("test", new Entry("run the whole test suite (handled by bin/croupier with Maven)", args -> {
+            System.err.println("croupier: 'test' is run by the bin/croupier script, not the JVM");
+            return 2;
+        }));
+    }
+
+    private CroupierCli() {}
+
+    public static void main(String[] args) {
+        String name = args.length == 0 ? "help" : args[0];
+        Entry entry = COMMANDS.get(name);
+        if (entry == null) {
+            System.err.println("croupier: unknown subcommand '" + name + "'");
+            help(System.err);
+            System.exit(2);
+        }
+        int code;
+        try {
+            code = entry.command().run(Arrays.copyOfRange(args, Math.min(1, args.length), args.length));
+        } catch (UsageException e) {
+            System.err.println("croupier " + name + ": " + e.getMessage());
+            code = 2;
+        } catch (Exception e) {
+            System.err.println("croupier " + name + ": " + e);
+            e.printStackTrace(System.err);
+            code = 1;
+        }
+        System.exit(code);
+    }
+
+    private static int help(PrintStream out) {
+        out.println("usage: bin/croupier <subcommand> [options]");
+        out.println();
+        int width = COMMANDS.keySet().stream().mapToInt(String::length).max().orElse(8);
+        COMMANDS.forEach((name, entry) ->
+                out.printf("  %-" + width + "s  %s%n", name, entry.summary()));
+        out.println();
+        out.println("Every subcommand takes --help.");
+        return 0;
+    }
+
+    private static int version() {
+        String version = CroupierCli.class.getPackage().getImplementationVersion();
+        System.out.println("croupier " + (version == null ? "0.1.0-SNAPSHOT" : version));
+        System.out.println("java " + Runtime.version() + " (" + System.getProperty("java.vm.name") + ")");
+        return 0;
+    }
+}
