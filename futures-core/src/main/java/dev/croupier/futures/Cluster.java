@@ -1,0 +1,204 @@
+package dev.croupier.futures;
+
+import dev.croupier.futures.internal.ClusterConfig;
+import dev.croupier.futures.internal.EmbeddedCluster;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A cluster of nodes that run tasks and keep their objects: the whole user API of the
+ * distributed-futures runtime.
+ *
+ * <p>{@code task(...)...remote()} submits a task and returns an {@link ObjectRef} at once;
+ * refs given as arguments are dependencies. {@link #put}, {@link #get}, {@link #wait} and
+ * {@link #cancel} work on refs. A node's objects die with it ({@link #killNode}); a later
+ * {@code get} rebuilds them by running again the tasks that made them.
+ *
+ * <p>Thread-safe: any thread, including a running task, may submit and get.
+ */
+public interface Cluster extends AutoCloseable {
+
+    /** A builder of an embedded cluster: N logical nodes in this JVM. */
+    static Builder builder() {
+        return new Builder();
+    }
+
+    <R> TaskBuilder<R> task(Fn0<R> fn);
+
+    <A, R> TaskBuilder<R> task(Fn1<A, R> fn, Object a1);
+
+    <A, B, R> TaskBuilder<R> task(Fn2<A, B, R> fn, Object a1, Object a2);
+
+    <A, B, C, R> TaskBuilder<R> task(Fn3<A, B, C, R> fn, Object a1, Object a2, Object a3);
+
+    <A, B, C, D, R> TaskBuilder<R> task(Fn4<A, B, C, D, R> fn, Object a1, Object a2, Object a3, Object a4);
+
+    <A, B, C, D, E, R> TaskBuilder<R> task(
+            Fn5<A, B, C, D, E, R> fn, Object a1, Object a2, Object a3, Object a4, Object a5);
+
+    <A, B, C, D, E, F, R> TaskBuilder<R> task(
+            Fn6<A, B, C, D, E, F, R> fn, Object a1, Object a2, Object a3, Object a4, Object a5, Object a6);
+
+    /** Stores {@code value} on a node and returns its ref. Such an object cannot be rebuilt if lost. */
+    <T> ObjectRef<T> put(T value);
+
+    /** Same as {@code ref.get()}. */
+    default <T> T get(ObjectRef<T> ref) {
+        return ref.get();
+    }
+
+    /** The values of {@code refs}, in order; throws the first failure met. */
+    default <T> List<T> get(List<? extends ObjectRef<T>> refs) {
+        List<T> values = new ArrayList<>(refs.size());
+        for (ObjectRef<T> ref : refs) {
+            values.add(ref.get());
+        }
+        return values;
+    }
+
+    /**
+     * Waits until {@code numReady} of {@code refs} are done or {@code timeout} passes. The
+     * result lists at most {@code numReady} done refs in completion order, and the rest.
+     */
+    <T> WaitResult<T> wait(List<? extends ObjectRef<T>> refs, int numReady, Duration timeout);
+
+    /**
+     * Cancels the task that makes {@code ref}: a queued task never runs, a running one is
+     * interrupted, and its values and those of every task depending on them fail with
+     * {@link TaskCancelledException}. Returns false if the task had already finished (or the
+     * object was made by {@code put}), in which case nothing changes.
+     */
+    boolean cancel(ObjectRef<?> ref);
+
+    /** Kills a node as a crash would: its objects and running tasks are lost. */
+    void killNode(int nodeId);
+
+    /** Brings a killed node back, empty. */
+    void restartNode(int nodeId);
+
+    /** Adds a node and returns its id. */
+    int addNode();
+
+    /** Ids of the live nodes, ascending. */
+    List<Integer> aliveNodes();
+
+    /** Number of objects whose values are held on some node (0 once every ref is released and no task is pending). */
+    long objectCount();
+
+    /** Per-task-name and per-node statistics; its {@code toString()} is a readable table. */
+    ClusterStats stats();
+
+    /** Stops every node and frees every object; pending gets fail with {@link ErrorCode#CLOSED}. */
+    @Override
+    void close();
+
+    /**
+     * Settings of an embedded cluster, checked by {@link #start()}. Not thread-safe.
+     */
+    final class Builder {
+        /** Default number of nodes. */
+        public static final int DEFAULT_NODES = 4;
+        /** Default object-store capacity of each node: 512 MiB. */
+        public static final long DEFAULT_OBJECT_STORE_BYTES = 512L << 20;
+        /** Default bound under which a value lives in its node's heap instead of the object store: 64 KiB. */
+        public static final int DEFAULT_SMALL_OBJECT_BYTES = 64 << 10;
+
+        private int nodes = DEFAULT_NODES;
+        private int cpusPerNode = 0;
+        private long objectStoreBytes = DEFAULT_OBJECT_STORE_BYTES;
+        private int smallObjectBytes = DEFAULT_SMALL_OBJECT_BYTES;
+        private Path memoryDirectory;
+        private Path spillDirectory;
+        private final List<String> serializableAllowList = new ArrayList<>();
+        private final Map<Class<?>, Codec<?>> codecs = new LinkedHashMap<>();
+
+        private Builder() {}
+
+        /** Number of nodes at start, 1 to 1024 (default {@value #DEFAULT_NODES}). */
+        public Builder nodes(int nodes) {
+            this.nodes = nodes;
+            return this;
+        }
+
+        /**
+         * CPU slots of each node: how many tasks of one CPU it runs at once. Default: the
+         * machine's processors divided among the nodes, at least 1.
+         */
+        public Builder cpusPerNode(int cpus) {
+            this.cpusPerNode = cpus;
+            return this;
+        }
+
+        /** Hard capacity of each node's object store in bytes (default 512 MiB). */
+        public Builder objectStoreBytes(long bytes) {
+            this.objectStoreBytes = bytes;
+            return this;
+        }
+
+        /** Values encoded smaller than this stay on the node's heap (default 64 KiB); 0 sends every value to the store. */
+        public Builder smallObjectBytes(int bytes) {
+            this.smallObjectBytes = bytes;
+            return this;
+        }
+
+        /** Folder of the stores' shared-memory files (default /dev/shm where it exists). */
+        public Builder memoryDirectory(Path dir) {
+            this.memoryDirectory = Objects.requireNonNull(dir, "memoryDirectory");
+            return this;
+        }
+
+        /** Folder the stores spill to (default the JVM's temporary folder). */
+        public Builder spillDirectory(Path dir) {
+            this.spillDirectory = Objects.requireNonNull(dir, "spillDirectory");
+            return this;
+        }
+
+        /**
+         * Lets values of classes matching these {@link java.io.ObjectInputFilter} patterns
+         * (for example {@code com.example.**}) travel by Java serialization. JDK value and
+         * collection classes are allowed already; every other class is refused.
+         */
+        public Builder allowSerializable(String... patterns) {
+            for (String p : patterns) {
+                serializableAllowList.add(Objects.requireNonNull(p, "pattern"));
+            }
+            return this;
+        }
+
+        /** Stores values of exactly {@code type} with {@code codec}. */
+        public <T> Builder codec(Class<T> type, Codec<T> codec) {
+            codecs.put(Objects.requireNonNull(type, "type"), Objects.requireNonNull(codec, "codec"));
+            return this;
+        }
+
+        /** Checks every setting and starts the nodes. */
+        public Cluster start() {
+            return new EmbeddedCluster(conclude());
+        }
+
+        ClusterConfig conclude() {
+            check(nodes >= 1 && nodes <= 1024, "nodes", nodes, "1..1024");
+            int cpus = cpusPerNode == 0
+                    ? Math.max(1, Runtime.getRuntime().availableProcessors() / nodes)
+                    : cpusPerNode;
+            check(cpus >= 1 && cpus <= 4096, "cpusPerNode", cpusPerNode, "1..4096");
+            check(objectStoreBytes >= 1 << 20, "objectStoreBytes", objectStoreBytes, ">= 1 MiB");
+            check(smallObjectBytes >= 0 && smallObjectBytes <= 16 << 20,
+                    "smallObjectBytes", smallObjectBytes, "0..16 MiB");
+            return new ClusterConfig(nodes, cpus, objectStoreBytes, smallObjectBytes,
+                    memoryDirectory, spillDirectory, List.copyOf(serializableAllowList), Map.copyOf(codecs));
+        }
+
+        private static void check(boolean ok, String knob, Object value, String range) {
+            if (!ok) {
+                throw new CroupierException(ErrorCode.BAD_INPUT,
+                        "Cluster.Builder." + knob + " = " + value + " is out of range; allowed: " + range);
+            }
+        }
+    }
+}

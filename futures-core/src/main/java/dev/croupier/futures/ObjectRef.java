@@ -1,0 +1,53 @@
+package dev.croupier.futures;
+
+import dev.croupier.objectstore.ObjectId;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A future of an immutable value kept in the cluster's object stores.
+ *
+ * <p>Passing a ref as a task argument makes it a dependency: the task runs once the value is
+ * ready, on a node chosen with the value's location in mind, and receives the value itself.
+ * The value stays alive while a ref to it is alive or a pending task needs it; release refs
+ * you are done with ({@link #release()}, or try-with-resources) so memory is freed at once
+ * rather than when the garbage collector finds the ref.
+ *
+ * <p>A {@link java.lang.foreign.MemorySegment} value is a read-only view over the store's
+ * memory, valid until this ref is released. Thread-safe.
+ */
+public interface ObjectRef<T> extends AutoCloseable {
+
+    /** The object's id, unique in its cluster. */
+    ObjectId id();
+
+    /** Waits for the value and returns it. Throws the task's failure, cancellation or loss. */
+    T get();
+
+    /** Like {@link #get()}, throwing {@link GetTimeoutException} after {@code timeout}. */
+    T get(Duration timeout);
+
+    /** Whether the value is ready, or its task has failed or been cancelled. */
+    boolean isDone();
+
+    /** A future completed with the value (or the failure) once it is known. */
+    CompletableFuture<T> toCompletableFuture();
+
+    /** Drops this ref's claim on the value; idempotent. The ref must not be used afterwards. */
+    void release();
+
+    /** Same as {@link #release()}. */
+    @Override
+    default void close() {
+        release();
+    }
+
+    /**
+     * Wraps refs as one task argument that arrives as the {@code List} of their values, every
+     * ref a dependency. This is how a reducer takes one block from each of many mappers.
+     */
+    static <T> RefList<T> all(List<? extends ObjectRef<T>> refs) {
+        return new RefList<>(List.copyOf(refs));
+    }
+}

@@ -1,0 +1,958 @@
+package dev.croupier.futures.internal;
+
+import dev.croupier.futures.Affinity;
+import dev.croupier.futures.Cluster;
+import dev.croupier.futures.ClusterStats;
+import dev.croupier.futures.CroupierException;
+import dev.croupier.futures.ErrorCode;
+import dev.croupier.futures.Fn0;
+import dev.croupier.futures.Fn1;
+import dev.croupier.futures.Fn2;
+import dev.croupier.futures.Fn3;
+import dev.croupier.futures.Fn4;
+import dev.croupier.futures.Fn5;
+import dev.croupier.futures.Fn6;
+import dev.croupier.futures.GetTimeoutException;
+import dev.croupier.futures.ObjectLostException;
+import dev.croupier.futures.ObjectRef;
+import dev.croupier.futures.RefList;
+import dev.croupier.futures.TaskBuilder;
+import dev.croupier.futures.TaskCancelledException;
+import dev.croupier.futures.TaskFailedException;
+import dev.croupier.futures.WaitResult;
+import dev.croupier.objectstore.ObjectId;
+import dev.croupier.objectstore.ObjectStore;
+import dev.croupier.objectstore.StoreMetrics;
+import java.io.IOException;
+import java.io.Serializable;
+import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * N logical nodes in one JVM: the engine behind {@link Cluster#builder()}.
+ *
+ * <p>Design. The cluster is the owner of every object (Ray's ownership model with a single
+ * owner): it keeps an {@link ObjectEntry} per live object and a {@link TaskSpec} per task,
+ * which together are the lineage. A submitted task waits for its dependencies through
+ * callbacks on their entries, is placed (hard affinity, soft affinity, data locality, least
+ * load) and dispatched to a {@link Node} through the {@link Transport}. The node's worker
+ * resolves arguments (fetching remote copies into its own store, or sending the task back to
+ * wait if an argument has been lost), runs the function, encodes the results into its store,
+ * and marks the outputs ready, which wakes the dependents. Node death loses the node's objects
+ * and its attempts: attempts are resubmitted; objects are rebuilt lazily, when something needs
+ * them, by re-running their creators recursively. Callbacks run on the thread that settled an
+ * entry, through a per-thread trampoline so long chains never deepen the stack.
+ *
+ * <p>Longer than most classes because the task life cycle (submit, place, run, complete, fail,
+ * retry, cancel, rebuild) reads best in one place. Thread-safe.
+ */
+public final class EmbeddedCluster implements Cluster {
+
+    private static final ThreadLocal<ArrayDeque<Runnable>> TRAMPOLINE = new ThreadLocal<>();
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+
+    private final ClusterConfig config;
+    private final ValueCodecs codecs;
+    private final Transport transport = new LocalTransport();
+    private final long clusterTag = ThreadLocalRandom.current().nextLong();
+    private final AtomicLong nextObject = new AtomicLong();
+    private final AtomicLong nextTask = new AtomicLong();
+    private final AtomicLong completionSeq = new AtomicLong();
+    private final AtomicInteger roundRobin = new AtomicInteger();
+    private final AtomicInteger incarnations = new AtomicInteger();
+    private final ConcurrentHashMap<ObjectId, ObjectEntry> table = new ConcurrentHashMap<>();
+    private final CopyOnWriteArrayList<Node> nodes = new CopyOnWriteArrayList<>();
+    private final TaskStatsRecorder stats = new TaskStatsRecorder();
+    private final Path spillRoot;
+    private volatile boolean closed;
+
+    public EmbeddedCluster(ClusterConfig config) {
+        this.config = config;
+        this.codecs = new ValueCodecs(config.codecs(), config.serializableAllowList());
+        try {
+            Path base = config.spillDirectory() != null
+                    ? config.spillDirectory() : Path.of(System.getProperty("java.io.tmpdir"));
+            Files.createDirectories(base);
+            this.spillRoot = Files.createTempDirectory(base, "croupier-cluster-");
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create a spill folder under " + config.spillDirectory(), e);
+        }
+        for (int i = 0; i < config.nodes(); i++) {
+            nodes.add(newNode(i));
+        }
+    }
+
+    private Node newNode(int id) {
+        String name = "node-" + id + "." + incarnations.incrementAndGet();
+        Path spill = spillRoot.resolve(name);
+        try {
+            Files.createDirectories(spill);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create the spill folder " + spill, e);
+        }
+        ObjectStore.Builder store = ObjectStore.builder()
+                .name(name)
+                .capacityBytes(config.objectStoreBytes())
+                .spillDirectory(spill);
+        if (config.memoryDirectory() != null) {
+            store.memoryDirectory(config.memoryDirectory());
+        }
+        return new Node(id, config.cpusPerNode(), new NodeStore(store.build(), config.smallObjectBytes()), this::run);
+    }
+
+    Executor callbacks() {
+        return ForkJoinPool.commonPool();
+    }
+
+    // ---------------------------------------------------------------- submission
+
+    @Override
+    public <R> TaskBuilder<R> task(Fn0<R> fn) {
+        return builder(fn, a -> fn.apply());
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <A, R> TaskBuilder<R> task(Fn1<A, R> fn, Object a1) {
+        return builder(fn, a -> fn.apply((A) a[0]), a1);
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <A, B, R> TaskBuilder<R> task(Fn2<A, B, R> fn, Object a1, Object a2) {
+        return builder(fn, a -> fn.apply((A) a[0], (B) a[1]), a1, a2);
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <A, B, C, R> TaskBuilder<R> task(Fn3<A, B, C, R> fn, Object a1, Object a2, Object a3) {
+        return builder(fn, a -> fn.apply((A) a[0], (B) a[1], (C) a[2]), a1, a2, a3);
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <A, B, C, D, R> TaskBuilder<R> task(Fn4<A, B, C, D, R> fn, Object a1, Object a2, Object a3, Object a4) {
+        return builder(fn, a -> fn.apply((A) a[0], (B) a[1], (C) a[2], (D) a[3]), a1, a2, a3, a4);
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <A, B, C, D, E, R> TaskBuilder<R> task(
+            Fn5<A, B, C, D, E, R> fn, Object a1, Object a2, Object a3, Object a4, Object a5) {
+        return builder(fn, a -> fn.apply((A) a[0], (B) a[1], (C) a[2], (D) a[3], (E) a[4]), a1, a2, a3, a4, a5);
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <A, B, C, D, E, F, R> TaskBuilder<R> task(
+            Fn6<A, B, C, D, E, F, R> fn, Object a1, Object a2, Object a3, Object a4, Object a5, Object a6) {
+        return builder(fn, a -> fn.apply((A) a[0], (B) a[1], (C) a[2], (D) a[3], (E) a[4], (F) a[5]),
+                a1, a2, a3, a4, a5, a6);
+    }
+
+    private <R> TaskBuilder<R> builder(Serializable fn, TaskSpec.Invocation invocation, Object... args) {
+        ensureOpen();
+        return new LocalTaskBuilder<>(this, TaskNames.of(fn), invocation, args);
+    }
+
+    <T> List<ObjectRef<T>> submit(LocalTaskBuilder<?> b, int numReturns, boolean multi) {
+        ensureOpen();
+        if (b.cpus > config.cpusPerNode()) {
+            throw new CroupierException(ErrorCode.BAD_INPUT, "task '" + b.name + "' asks for " + b.cpus
+                    + " cpus but a node has " + config.cpusPerNode());
+        }
+        ObjectEntry[] deps = dependencies(b.args, b.name);
+        TaskSpec spec = new TaskSpec(nextTask.incrementAndGet(), b.name, b.invocation, b.args, deps, multi,
+                b.affinityNode, b.affinity, b.maxRetries, b.retryExceptions, b.cpus);
+        ObjectEntry[] outputs = new ObjectEntry[numReturns];
+        List<ObjectRef<T>> refs = new ArrayList<>(numReturns);
+        for (int i = 0; i < numReturns; i++) {
+            outputs[i] = new ObjectEntry(newObjectId(), spec, i);
+            table.put(outputs[i].id, outputs[i]);
+            refs.add(new LocalObjectRef<>(this, outputs[i]));
+        }
+        spec.outputs = outputs;
+        for (ObjectEntry dep : deps) {
+            dep.addTaskUse();
+        }
+        submitSpec(spec);
+        return refs;
+    }
+
+    private ObjectEntry[] dependencies(Object[] args, String taskName) {
+        IdentityHashMap<ObjectEntry, Boolean> deps = new IdentityHashMap<>();
+        for (Object arg : args) {
+            if (arg instanceof ObjectRef<?> ref) {
+                deps.put(entryOf(ref, taskName), Boolean.TRUE);
+            } else if (arg instanceof RefList<?> list) {
+                for (ObjectRef<?> ref : list.refs()) {
+                    deps.put(entryOf(ref, taskName), Boolean.TRUE);
+                }
+            }
+        }
+        return deps.keySet().toArray(new ObjectEntry[0]);
+    }
+
+    private ObjectEntry entryOf(ObjectRef<?> ref, String taskName) {
+        if (!(ref instanceof LocalObjectRef<?> local) || !table.containsKey(local.entry.id) && local.entry.unneeded()) {
+            throw new CroupierException(ErrorCode.BAD_INPUT, "task '" + taskName + "': argument " + ref
+                    + " does not belong to this cluster or was released");
+        }
+        return local.entry;
+    }
+
+    private ObjectId newObjectId() {
+        return new ObjectId(clusterTag, nextObject.incrementAndGet());
+    }
+
+    /** Waits for the spec's dependencies, then places it. The caller holds its task uses. */
+    private void submitSpec(TaskSpec spec) {
+        int gen;
+        synchronized (spec) {
+            gen = ++spec.generation;
+            spec.pendingDeps = spec.deps.length + 1;
+            spec.state = TaskSpec.State.WAITING;
+        }
+        for (ObjectEntry dep : spec.deps) {
+            if (dep.whenSettled(() -> depSettled(spec, gen, dep))) {
+                rebuild(dep);
+            }
+        }
+        depSettled(spec, gen, null);
+    }
+
+    private void depSettled(TaskSpec spec, int gen, ObjectEntry dep) {
+        if (dep != null && dep.state() == ObjectEntry.State.FAILED) {
+            boolean fail;
+            synchronized (spec) {
+                fail = spec.generation == gen && spec.state == TaskSpec.State.WAITING;
+                if (fail) {
+                    spec.state = TaskSpec.State.FAILED;
+                }
+            }
+            if (fail) {
+                failOutputs(spec, dep.error());
+                releaseDeps(spec);
+            }
+            return;
+        }
+        boolean ready;
+        synchronized (spec) {
+            if (spec.generation != gen || spec.state != TaskSpec.State.WAITING) {
+                return;
+            }
+            ready = --spec.pendingDeps == 0;
+        }
+        if (ready) {
+            schedule(spec, gen);
+        }
+    }
+
+    private void schedule(TaskSpec spec, int gen) {
+        while (true) {
+            Node node = place(spec);
+            if (node == null) {
+                String why = spec.affinity == Affinity.HARD && spec.affinityNode >= 0
+                        ? "node " + spec.affinityNode + " (hard affinity) is not alive"
+                        : "no node is alive";
+                failSpec(spec, gen, TaskSpec.State.WAITING,
+                        new TaskFailedException(spec.name, spec.affinityNode, spec + " cannot run: " + why, null));
+                return;
+            }
+            TaskSpec.Attempt attempt = new TaskSpec.Attempt(spec, node, System.nanoTime());
+            synchronized (spec) {
+                if (spec.generation != gen || spec.state != TaskSpec.State.WAITING) {
+                    return;
+                }
+                spec.state = TaskSpec.State.QUEUED;
+                spec.current = attempt;
+            }
+            if (transport.dispatch(attempt)) {
+                return;
+            }
+            synchronized (spec) {
+                if (spec.current != attempt || spec.state != TaskSpec.State.QUEUED) {
+                    return;
+                }
+                spec.state = TaskSpec.State.WAITING;
+                spec.current = null;
+            }
+        }
+    }
+
+    /**
+     * Placement: hard affinity, then soft affinity, then the node holding the most argument
+     * bytes (only when that is at least one store-sized object: moving small values is cheaper
+     * than piling work onto one node), then the least loaded node.
+     */
+    private Node place(TaskSpec spec) {
+        if (spec.affinityNode >= 0) {
+            Node n = spec.affinityNode < nodes.size() ? nodes.get(spec.affinityNode) : null;
+            if (n != null && n.alive()) {
+                return n;
+            }
+            if (spec.affinity == Affinity.HARD) {
+                return null;
+            }
+        }
+        if (spec.deps.length > 0) {
+            Map<Node, Long> bytes = new HashMap<>();
+            for (ObjectEntry dep : spec.deps) {
+                long size = dep.size();
+                for (Node n : dep.liveLocations()) {
+                    bytes.merge(n, size, Long::sum);
+                }
+            }
+            Node best = null;
+            long bestBytes = Math.max(1, config.smallObjectBytes()) - 1;
+            for (Map.Entry<Node, Long> e : bytes.entrySet()) {
+                if (e.getValue() > bestBytes || e.getValue() == bestBytes && best != null && e.getKey().load() < best.load()) {
+                    best = e.getKey();
+                    bestBytes = e.getValue();
+                }
+            }
+            if (best != null) {
+                return best;
+            }
+        }
+        return leastLoaded();
+    }
+
+    private Node leastLoaded() {
+        int size = nodes.size();
+        int start = Math.floorMod(roundRobin.getAndIncrement(), size);
+        Node best = null;
+        double bestLoad = Double.MAX_VALUE;
+        for (int i = 0; i < size; i++) {
+            Node n = nodes.get((start + i) % size);
+            if (n.alive()) {
+                double load = n.load();
+                if (load < bestLoad) {
+                    best = n;
+                    bestLoad = load;
+                }
+            }
+        }
+        return best;
+    }
+
+    // ---------------------------------------------------------------- execution on a node
+
+    /** Runs one attempt on its node's worker thread. */
+    private void run(TaskSpec.Attempt attempt) {
+        TaskSpec spec = attempt.spec;
+        Node node = attempt.node;
+        synchronized (spec) {
+            if (spec.current != attempt || spec.state != TaskSpec.State.QUEUED) {
+                node.finished(attempt);
+                return;
+            }
+            spec.state = TaskSpec.State.RUNNING;
+            attempt.runner = Thread.currentThread();
+        }
+        long start = System.nanoTime();
+        long cpuStart = THREADS.getCurrentThreadCpuTime();
+        List<NodeStore.Reading> pins = new ArrayList<>(0);
+        long[] bytesIn = {0};
+        long[] sizes = null;
+        LostArgument lost = null;
+        Throwable error = null;
+        try {
+            Object[] values = new Object[spec.args.length];
+            for (int i = 0; i < values.length; i++) {
+                Object arg = spec.args[i];
+                if (arg instanceof LocalObjectRef<?> ref) {
+                    values[i] = readArgument(ref.entry, node, pins, bytesIn);
+                } else if (arg instanceof RefList<?> list) {
+                    List<Object> items = new ArrayList<>(list.refs().size());
+                    for (ObjectRef<?> r : list.refs()) {
+                        items.add(readArgument(((LocalObjectRef<?>) r).entry, node, pins, bytesIn));
+                    }
+                    values[i] = items;
+                } else {
+                    values[i] = arg;
+                }
+            }
+            sizes = storeOutputs(spec, node, spec.invocation.invoke(values));
+        } catch (LostArgument e) {
+            lost = e;
+        } catch (Throwable t) {
+            error = t;
+        } finally {
+            pins.forEach(NodeStore.Reading::close);
+            synchronized (spec) {
+                attempt.runner = null;
+            }
+            Thread.interrupted();
+        }
+        // Stats first, so that whoever the outcome wakes up already sees this execution.
+        stats.record(spec.name, node.id, error != null, start - attempt.readyNanos, System.nanoTime() - start,
+                THREADS.getCurrentThreadCpuTime() - cpuStart, bytesIn[0], sizes == null ? 0 : Arrays.stream(sizes).sum());
+        try {
+            if (lost != null) {
+                requeue(attempt, lost.entry);
+            } else if (error != null) {
+                attemptFailed(attempt, error);
+            } else {
+                complete(attempt, sizes);
+            }
+        } finally {
+            node.finished(attempt);
+        }
+    }
+
+    /** An argument is on no live node: the task goes back to waiting while it is rebuilt. */
+    private static final class LostArgument extends Exception {
+        private static final long serialVersionUID = 1L;
+        final transient ObjectEntry entry;
+
+        LostArgument(ObjectEntry entry) {
+            super(null, null, false, false);
+            this.entry = entry;
+        }
+    }
+
+    private Object readArgument(ObjectEntry entry, Node node, List<NodeStore.Reading> pins, long[] bytesIn)
+            throws InterruptedException, LostArgument {
+        while (true) {
+            NodeStore.Reading reading = node.store().open(entry.id);
+            if (reading != null) {
+                bytesIn[0] += reading.frame().byteSize();
+                if (ValueCodecs.isView(reading.frame())) {
+                    pins.add(reading);
+                    return codecs.decode(reading.frame());
+                }
+                try (reading) {
+                    return codecs.decode(reading.frame());
+                }
+            }
+            Node source = entry.liveLocation(node);
+            if (source == null || source == node) {
+                throw new LostArgument(entry);
+            }
+            if (transport.fetch(entry.id, source, node) >= 0 && !entry.addLocation(node)) {
+                node.store().delete(entry.id);
+            }
+        }
+    }
+
+    private long[] storeOutputs(TaskSpec spec, Node node, Object result) throws InterruptedException {
+        ObjectEntry[] outputs = spec.outputs;
+        long[] sizes = new long[outputs.length];
+        if (!spec.multiReturn) {
+            sizes[0] = node.store().put(outputs[0].id, codecs.encode(result));
+            return sizes;
+        }
+        if (!(result instanceof List<?> values) || values.size() != outputs.length) {
+            throw new CroupierException(ErrorCode.BAD_INPUT, spec + " has numReturns(" + outputs.length
+                    + ") but returned " + (result instanceof List<?> l ? "a List of " + l.size() : String.valueOf(result)));
+        }
+        for (int i = 0; i < outputs.length; i++) {
+            sizes[i] = node.store().put(outputs[i].id, codecs.encode(values.get(i)));
+        }
+        return sizes;
+    }
+
+    private void complete(TaskSpec.Attempt attempt, long[] sizes) {
+        TaskSpec spec = attempt.spec;
+        Node node = attempt.node;
+        boolean won;
+        synchronized (spec) {
+            won = spec.current == attempt && spec.state == TaskSpec.State.RUNNING;
+            if (won) {
+                spec.state = TaskSpec.State.DONE;
+                spec.current = null;
+            }
+        }
+        if (!won) {
+            deleteQuietly(node, spec.outputs);
+            return;
+        }
+        for (int i = 0; i < spec.outputs.length; i++) {
+            ObjectEntry out = spec.outputs[i];
+            List<Runnable> waiters = out.markReady(node, sizes[i], completionSeq.incrementAndGet());
+            if (waiters == ObjectEntry.REJECTED) {
+                deleteQuietly(node, out);
+            } else {
+                runAll(waiters);
+                if (out.unneeded()) {
+                    freeEntry(out);
+                }
+            }
+        }
+        releaseDeps(spec);
+    }
+
+    private void requeue(TaskSpec.Attempt attempt, ObjectEntry lost) {
+        TaskSpec spec = attempt.spec;
+        int gen;
+        synchronized (spec) {
+            if (spec.current != attempt || spec.state != TaskSpec.State.RUNNING) {
+                return;
+            }
+            spec.state = TaskSpec.State.WAITING;
+            spec.current = null;
+            gen = ++spec.generation;
+            spec.pendingDeps = 1;
+        }
+        if (lost.whenSettled(() -> depSettled(spec, gen, lost))) {
+            rebuild(lost);
+        }
+    }
+
+    private void attemptFailed(TaskSpec.Attempt attempt, Throwable t) {
+        TaskSpec spec = attempt.spec;
+        Node node = attempt.node;
+        if (!node.alive()) {
+            return; // the kill resubmits what was running there
+        }
+        boolean retry;
+        synchronized (spec) {
+            if (spec.current != attempt || spec.state != TaskSpec.State.RUNNING) {
+                return; // cancelled, or superseded
+            }
+            retry = spec.retryExceptions && spec.retries < spec.maxRetries;
+            spec.current = null;
+            if (retry) {
+                spec.retries++;
+            } else {
+                spec.state = TaskSpec.State.FAILED;
+            }
+        }
+        deleteQuietly(node, spec.outputs);
+        if (retry) {
+            submitSpec(spec);
+            return;
+        }
+        Throwable cause = t instanceof java.lang.reflect.InvocationTargetException ite ? ite.getCause() : t;
+        failOutputs(spec, new TaskFailedException(spec.name, node.id,
+                spec + " failed on node " + node.id + ": " + cause, cause));
+        releaseDeps(spec);
+    }
+
+    private void failSpec(TaskSpec spec, int gen, TaskSpec.State expected, CroupierException error) {
+        synchronized (spec) {
+            if (spec.generation != gen || spec.state != expected) {
+                return;
+            }
+            spec.state = TaskSpec.State.FAILED;
+            spec.current = null;
+        }
+        failOutputs(spec, error);
+        releaseDeps(spec);
+    }
+
+    private void failOutputs(TaskSpec spec, CroupierException error) {
+        for (ObjectEntry out : spec.outputs) {
+            runAll(out.markFailed(error, completionSeq.incrementAndGet()));
+            if (out.unneeded()) {
+                freeEntry(out);
+            }
+        }
+    }
+
+    private void releaseDeps(TaskSpec spec) {
+        for (ObjectEntry dep : spec.deps) {
+            if (dep.dropTaskUse()) {
+                freeEntry(dep);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- lineage
+
+    /** Rebuilds a lost or freed entry by re-running its creator (which may rebuild its own arguments). */
+    void rebuild(ObjectEntry entry) {
+        if (!entry.markRebuilding()) {
+            return;
+        }
+        table.put(entry.id, entry);
+        TaskSpec creator = entry.creator;
+        if (creator == null) {
+            runAll(entry.markFailed(new ObjectLostException(entry + " was on no live node; objects made by"
+                    + " put cannot be rebuilt"), completionSeq.incrementAndGet()));
+            return;
+        }
+        boolean resubmit = false;
+        boolean exhausted = false;
+        synchronized (creator) {
+            if (creator.state == TaskSpec.State.DONE) {
+                exhausted = creator.retries >= creator.maxRetries;
+                if (!exhausted) {
+                    creator.retries++;
+                    creator.state = TaskSpec.State.WAITING;
+                    resubmit = true;
+                }
+            }
+        }
+        if (exhausted) {
+            runAll(entry.markFailed(new TaskFailedException(creator.name, -1, entry + " was lost and "
+                    + creator + " has used its " + creator.maxRetries + " retries", null),
+                    completionSeq.incrementAndGet()));
+        } else if (resubmit) {
+            for (ObjectEntry dep : creator.deps) {
+                dep.addTaskUse();
+            }
+            submitSpec(creator);
+        }
+    }
+
+    // ---------------------------------------------------------------- objects
+
+    @Override
+    public <T> ObjectRef<T> put(T value) {
+        ensureOpen();
+        ValueCodecs.Encoded encoded = codecs.encode(value);
+        while (true) {
+            Node node = leastLoaded();
+            if (node == null) {
+                throw new CroupierException(ErrorCode.CLOSED, "no node is alive to put a value on");
+            }
+            ObjectEntry entry = new ObjectEntry(newObjectId(), null, 0);
+            try {
+                long size = node.store().put(entry.id, encoded);
+                table.put(entry.id, entry);
+                LocalObjectRef<T> ref = new LocalObjectRef<>(this, entry);
+                entry.markReady(node, size, completionSeq.incrementAndGet());
+                return ref;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new CroupierException(ErrorCode.CANCELLED, "interrupted while putting a value", e);
+            } catch (IllegalStateException e) {
+                if (node.alive()) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    Object getValue(ObjectEntry entry, Duration timeout, LocalObjectRef.Release release) {
+        long deadline = timeout == null ? Long.MAX_VALUE : System.nanoTime() + timeout.toNanos();
+        try {
+            while (true) {
+                ensureOpen();
+                if (!entry.awaitSettled(deadline)) {
+                    throw new GetTimeoutException(entry + " was not ready within " + timeout);
+                }
+                if (entry.state() == ObjectEntry.State.FAILED) {
+                    throw entry.error();
+                }
+                Node node = entry.liveLocation(null);
+                if (node == null) {
+                    rebuild(entry);
+                    continue;
+                }
+                NodeStore.Reading reading;
+                try {
+                    reading = node.store().open(entry.id);
+                } catch (IllegalStateException closed) {
+                    continue; // the node died under us; its location is dead now
+                }
+                if (reading == null) {
+                    continue;
+                }
+                if (ValueCodecs.isView(reading.frame())) {
+                    Object value = codecs.decode(reading.frame());
+                    release.keepPinned(reading);
+                    return value;
+                }
+                try (reading) {
+                    return codecs.decode(reading.frame());
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CroupierException(ErrorCode.CANCELLED, "interrupted while waiting for " + entry, e);
+        }
+    }
+
+    void dropHandle(ObjectEntry entry) {
+        if (entry.dropHandle()) {
+            freeEntry(entry);
+        }
+    }
+
+    private void freeEntry(ObjectEntry entry) {
+        List<Node> copies = entry.free();
+        if (copies == null) {
+            return;
+        }
+        table.remove(entry.id, entry);
+        for (Node n : copies) {
+            deleteQuietly(n, entry);
+        }
+    }
+
+    private static void deleteQuietly(Node node, ObjectEntry... entries) {
+        if (!node.alive()) {
+            return;
+        }
+        for (ObjectEntry e : entries) {
+            try {
+                node.store().delete(e.id);
+            } catch (IllegalStateException closedUnderUs) {
+                return;
+            }
+        }
+    }
+
+    @Override
+    public <T> WaitResult<T> wait(List<? extends ObjectRef<T>> refs, int numReady, Duration timeout) {
+        if (numReady < 0 || numReady > refs.size()) {
+            throw new CroupierException(ErrorCode.BAD_INPUT,
+                    "wait: numReady = " + numReady + " is out of range; allowed: 0.." + refs.size());
+        }
+        List<LocalObjectRef<T>> locals = new ArrayList<>(refs.size());
+        for (ObjectRef<T> ref : refs) {
+            entryOf(ref, "wait");
+            locals.add((LocalObjectRef<T>) ref);
+        }
+        Object signal = new Object();
+        Runnable wake = () -> {
+            synchronized (signal) {
+                signal.notifyAll();
+            }
+        };
+        for (LocalObjectRef<T> ref : locals) {
+            if (!ref.entry.isDone()) {
+                ref.entry.whenSettled(wake);
+            }
+        }
+        long deadline = System.nanoTime() + timeout.toNanos();
+        synchronized (signal) {
+            while (countDone(locals) < numReady) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    break;
+                }
+                try {
+                    signal.wait(Math.max(1, Math.min(left / 1_000_000, 100)));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new CroupierException(ErrorCode.CANCELLED, "interrupted in wait", e);
+                }
+            }
+        }
+        List<LocalObjectRef<T>> done = new ArrayList<>();
+        for (LocalObjectRef<T> ref : locals) {
+            if (ref.entry.isDone()) {
+                done.add(ref);
+            }
+        }
+        done.sort(Comparator.comparingLong(r -> r.entry.completionSeq()));
+        List<ObjectRef<T>> ready = new ArrayList<>(done.subList(0, Math.min(numReady, done.size())));
+        List<ObjectRef<T>> pending = new ArrayList<>(refs.size() - ready.size());
+        for (LocalObjectRef<T> ref : locals) {
+            if (!ready.contains(ref)) {
+                pending.add(ref);
+            }
+        }
+        return new WaitResult<>(ready, pending);
+    }
+
+    private static int countDone(List<? extends LocalObjectRef<?>> refs) {
+        int n = 0;
+        for (LocalObjectRef<?> r : refs) {
+            if (r.entry.isDone()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    @Override
+    public boolean cancel(ObjectRef<?> ref) {
+        TaskSpec spec = entryOf(ref, "cancel").creator;
+        if (spec == null) {
+            return false;
+        }
+        synchronized (spec) {
+            if (spec.isFinished()) {
+                return false;
+            }
+            spec.state = TaskSpec.State.CANCELLED;
+            if (spec.current != null && spec.current.runner != null) {
+                spec.current.runner.interrupt();
+            }
+            spec.current = null;
+        }
+        failOutputs(spec, new TaskCancelledException(spec + " was cancelled"));
+        releaseDeps(spec);
+        return true;
+    }
+
+    // ---------------------------------------------------------------- nodes
+
+    @Override
+    public void killNode(int nodeId) {
+        Node node = node(nodeId);
+        for (TaskSpec.Attempt attempt : node.kill()) {
+            TaskSpec spec = attempt.spec;
+            boolean resubmit;
+            synchronized (spec) {
+                if (spec.current != attempt
+                        || (spec.state != TaskSpec.State.QUEUED && spec.state != TaskSpec.State.RUNNING)) {
+                    continue;
+                }
+                resubmit = spec.retries < spec.maxRetries;
+                spec.current = null;
+                if (resubmit) {
+                    spec.retries++;
+                } else {
+                    spec.state = TaskSpec.State.FAILED;
+                }
+            }
+            if (resubmit) {
+                submitSpec(spec);
+            } else {
+                failOutputs(spec, new TaskFailedException(spec.name, nodeId, "node " + nodeId + " died while running "
+                        + spec + ", which has used its " + spec.maxRetries + " retries", null));
+                releaseDeps(spec);
+            }
+        }
+    }
+
+    @Override
+    public void restartNode(int nodeId) {
+        ensureOpen();
+        synchronized (nodes) {
+            if (node(nodeId).alive()) {
+                throw new CroupierException(ErrorCode.BAD_INPUT, "restartNode: node " + nodeId + " is alive");
+            }
+            nodes.set(nodeId, newNode(nodeId));
+        }
+    }
+
+    @Override
+    public int addNode() {
+        ensureOpen();
+        synchronized (nodes) {
+            int id = nodes.size();
+            nodes.add(newNode(id));
+            return id;
+        }
+    }
+
+    private Node node(int nodeId) {
+        if (nodeId < 0 || nodeId >= nodes.size()) {
+            throw new CroupierException(ErrorCode.BAD_INPUT,
+                    "node " + nodeId + " does not exist; nodes are 0.." + (nodes.size() - 1));
+        }
+        return nodes.get(nodeId);
+    }
+
+    @Override
+    public List<Integer> aliveNodes() {
+        List<Integer> ids = new ArrayList<>();
+        for (Node n : nodes) {
+            if (n.alive()) {
+                ids.add(n.id);
+            }
+        }
+        return ids;
+    }
+
+    @Override
+    public long objectCount() {
+        long n = 0;
+        for (ObjectEntry e : table.values()) {
+            if (e.isAvailable()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    @Override
+    public ClusterStats stats() {
+        List<ClusterStats.NodeStats> nodeStats = new ArrayList<>();
+        for (Node n : nodes) {
+            long objects = 0;
+            StoreMetrics m = null;
+            if (n.alive()) {
+                try {
+                    objects = n.store().objectCount();
+                    m = n.store().metrics();
+                } catch (IllegalStateException closedUnderUs) {
+                    m = null;
+                }
+            }
+            nodeStats.add(new ClusterStats.NodeStats(n.id, n.alive(), n.tasksRun(), objects,
+                    m == null ? 0 : m.bytesInMemory(), m == null ? 0 : m.bytesSpilled(),
+                    m == null ? 0 : m.bytesRestored(), n.bytesFetched()));
+        }
+        return new ClusterStats(stats.snapshot(), nodeStats);
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (Node n : nodes) {
+            n.kill();
+        }
+        CroupierException gone = new CroupierException(ErrorCode.CLOSED, "the cluster was closed");
+        for (ObjectEntry e : table.values()) {
+            runAll(e.markFailed(gone, completionSeq.incrementAndGet()));
+        }
+        table.clear();
+        deleteTree(spillRoot);
+    }
+
+    private static void deleteTree(Path root) {
+        try (var paths = Files.walk(root)) {
+            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException | UncheckedIOException ignored) {
+            // best effort: the stores already removed their own files
+        }
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new CroupierException(ErrorCode.CLOSED, "the cluster is closed");
+        }
+    }
+
+    /** Runs waiters; nested calls on the same thread queue instead of recursing. */
+    private static void runAll(List<Runnable> waiters) {
+        if (waiters == null || waiters.isEmpty()) {
+            return;
+        }
+        ArrayDeque<Runnable> queue = TRAMPOLINE.get();
+        if (queue != null) {
+            queue.addAll(waiters);
+            return;
+        }
+        queue = new ArrayDeque<>(waiters);
+        TRAMPOLINE.set(queue);
+        try {
+            Runnable r;
+            while ((r = queue.poll()) != null) {
+                r.run();
+            }
+        } finally {
+            TRAMPOLINE.remove();
+        }
+    }
+}

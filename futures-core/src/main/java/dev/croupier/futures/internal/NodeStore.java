@@ -1,0 +1,127 @@
+package dev.croupier.futures.internal;
+
+import dev.croupier.objectstore.ObjectId;
+import dev.croupier.objectstore.ObjectNotFoundException;
+import dev.croupier.objectstore.ObjectStore;
+import dev.croupier.objectstore.PinnedObject;
+import dev.croupier.objectstore.StoreMetrics;
+import dev.croupier.objectstore.WritableObject;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The objects of one node: small values on the heap, the rest in the node's shared-memory
+ * {@link ObjectStore} (which spills them when memory runs short).
+ *
+ * <p>Design: like Ray's in-process store for small objects, values under
+ * {@code smallObjectBytes} skip the store's allocator and pinning; they still belong to the
+ * node and die with it, so lineage reconstruction treats both kinds alike. Thread-safe.
+ */
+final class NodeStore implements AutoCloseable {
+
+    private final ObjectStore store;
+    private final int smallObjectBytes;
+    private final ConcurrentHashMap<ObjectId, byte[]> small = new ConcurrentHashMap<>();
+
+    NodeStore(ObjectStore store, int smallObjectBytes) {
+        this.store = store;
+        this.smallObjectBytes = smallObjectBytes;
+    }
+
+    /** An open view of a stored frame; close it to unpin. */
+    interface Reading extends AutoCloseable {
+        MemorySegment frame();
+
+        @Override
+        void close();
+    }
+
+    /** Encodes {@code value} straight into this node's memory; returns the frame's size. */
+    long put(ObjectId id, ValueCodecs.Encoded value) throws InterruptedException {
+        long size = value.size();
+        if (size < smallObjectBytes) {
+            byte[] bytes = new byte[(int) size];
+            value.writeTo(MemorySegment.ofArray(bytes));
+            small.put(id, bytes);
+        } else {
+            try (WritableObject object = store.create(id, size)) {
+                value.writeTo(object.segment());
+                object.seal();
+            }
+        }
+        return size;
+    }
+
+    /** Stores a copy of a frame read from another node. */
+    void putFrame(ObjectId id, MemorySegment frame) throws InterruptedException {
+        long size = frame.byteSize();
+        if (size < smallObjectBytes) {
+            small.put(id, frame.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+        } else if (!store.contains(id)) {
+            try (WritableObject object = store.create(id, size)) {
+                MemorySegment.copy(frame, 0, object.segment(), 0, size);
+                object.seal();
+            }
+        }
+    }
+
+    boolean contains(ObjectId id) {
+        return small.containsKey(id) || store.contains(id);
+    }
+
+    /** Pins and returns the frame of {@code id}, or null if this node does not hold it. */
+    Reading open(ObjectId id) throws InterruptedException {
+        byte[] bytes = small.get(id);
+        if (bytes != null) {
+            MemorySegment frame = MemorySegment.ofArray(bytes).asReadOnly();
+            return new Reading() {
+                @Override
+                public MemorySegment frame() {
+                    return frame;
+                }
+
+                @Override
+                public void close() {}
+            };
+        }
+        PinnedObject pinned;
+        try {
+            pinned = store.get(id);
+        } catch (ObjectNotFoundException absent) {
+            return null;
+        }
+        return new Reading() {
+            @Override
+            public MemorySegment frame() {
+                return pinned.segment();
+            }
+
+            @Override
+            public void close() {
+                pinned.close();
+            }
+        };
+    }
+
+    void delete(ObjectId id) {
+        if (small.remove(id) == null) {
+            store.delete(id);
+        }
+    }
+
+    /** Objects held: small ones plus those in the store (in memory or spilled). */
+    long objectCount() {
+        StoreMetrics m = store.metrics();
+        return small.size() + m.objectsInMemory() + m.objectsSpilled() + m.objectsFallback();
+    }
+
+    StoreMetrics metrics() {
+        return store.metrics();
+    }
+
+    @Override
+    public void close() {
+        small.clear();
+        store.close();
+    }
+}

@@ -1,0 +1,243 @@
+package dev.croupier.futures.internal;
+
+import dev.croupier.futures.CroupierException;
+import dev.croupier.objectstore.ObjectId;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The owner's record of one object: its state, where copies live, who still needs it, and
+ * the lineage (creating task and return index) to rebuild it from.
+ *
+ * <p>Design (after Ray's ownership model): the owner, here the embedded cluster, is the one
+ * authority on an object. A value is {@code READY} once some node holds it; a READY entry
+ * whose every location has died is lost, and is rebuilt lazily by re-running its creator when
+ * someone asks for it. An entry is {@code FREED} when no ref and no pending task needs it;
+ * its lineage stays reachable from the entries made from it, so it can still be rebuilt if
+ * one of those is lost. All fields are guarded by the entry's monitor; callbacks run outside it.
+ */
+final class ObjectEntry {
+
+    enum State { PENDING, READY, FAILED, FREED }
+
+    final ObjectId id;
+    /** The task that makes this object, or null for {@code put}. */
+    final TaskSpec creator;
+    /** Which of the creator's return values this is. */
+    final int returnIndex;
+
+    private State state = State.PENDING;
+    /** Node incarnations holding a copy; a dead incarnation's copy is gone. */
+    private final List<Node> locations = new ArrayList<>(2);
+    private long size;
+    private CroupierException error;
+    private List<Runnable> waiters;
+    private int handles;
+    private int taskUses;
+    private long completionSeq;
+
+    ObjectEntry(ObjectId id, TaskSpec creator, int returnIndex) {
+        this.id = id;
+        this.creator = creator;
+        this.returnIndex = returnIndex;
+    }
+
+    synchronized State state() {
+        return state;
+    }
+
+    synchronized long size() {
+        return size;
+    }
+
+    synchronized CroupierException error() {
+        return error;
+    }
+
+    synchronized long completionSeq() {
+        return completionSeq;
+    }
+
+    /** Done in the sense of {@code wait}: ready (even if lost since) or failed. */
+    synchronized boolean isDone() {
+        return state == State.READY || state == State.FAILED;
+    }
+
+    /** Ready with a copy on a live node. */
+    synchronized boolean isAvailable() {
+        return state == State.READY && liveLocation(null) != null;
+    }
+
+    /** A live node holding a copy, preferring {@code preferred}; null if none. */
+    synchronized Node liveLocation(Node preferred) {
+        Node any = null;
+        for (int i = locations.size() - 1; i >= 0; i--) {
+            Node n = locations.get(i);
+            if (!n.alive()) {
+                locations.remove(i);
+            } else if (n == preferred) {
+                return n;
+            } else {
+                any = n;
+            }
+        }
+        return any;
+    }
+
+    /** Snapshot of the live nodes holding a copy. */
+    synchronized List<Node> liveLocations() {
+        locations.removeIf(n -> !n.alive());
+        return List.copyOf(locations);
+    }
+
+    /**
+     * Records a new copy on {@code node}. Returns false (and records nothing) if the entry
+     * was freed meanwhile, in which case the caller deletes its copy.
+     */
+    synchronized boolean addLocation(Node node) {
+        if (state == State.FREED) {
+            return false;
+        }
+        if (!locations.contains(node)) {
+            locations.add(node);
+        }
+        return true;
+    }
+
+    /**
+     * Makes the entry ready on {@code node}; returns the waiters to run, or null if there are
+     * none. Returns {@link #REJECTED} if the entry no longer wants a value (it was freed or
+     * failed meanwhile).
+     */
+    synchronized List<Runnable> markReady(Node node, long bytes, long seq) {
+        if (state == State.FREED || state == State.FAILED) {
+            return REJECTED;
+        }
+        size = bytes;
+        if (!locations.contains(node)) {
+            locations.add(node);
+        }
+        if (state == State.READY) {
+            return null;
+        }
+        state = State.READY;
+        completionSeq = seq;
+        return settle();
+    }
+
+    /** Fails the entry (once; a ready or failed entry keeps its state) and returns the waiters to run. */
+    synchronized List<Runnable> markFailed(CroupierException cause, long seq) {
+        if (state == State.FAILED || (state == State.READY && liveLocation(null) != null)) {
+            return null;
+        }
+        state = State.FAILED;
+        error = cause;
+        completionSeq = seq;
+        locations.clear();
+        return settle();
+    }
+
+    /**
+     * Turns a lost or freed entry back to pending so that its creator can rebuild it.
+     * Returns false if it is not lost (still available, already pending, or failed).
+     */
+    synchronized boolean markRebuilding() {
+        if (state == State.FREED || (state == State.READY && liveLocation(null) == null)) {
+            state = State.PENDING;
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * Runs {@code callback} (outside the monitor) once the entry is ready or failed. If it is
+     * lost or freed, returns true without running it, after queueing it: the caller must
+     * rebuild the entry.
+     */
+    boolean whenSettled(Runnable callback) {
+        boolean runNow;
+        boolean lost = false;
+        synchronized (this) {
+            runNow = state == State.FAILED || (state == State.READY && liveLocation(null) != null);
+            if (!runNow) {
+                lost = state != State.PENDING;
+                if (waiters == null) {
+                    waiters = new ArrayList<>(2);
+                }
+                waiters.add(callback);
+            }
+        }
+        if (runNow) {
+            callback.run();
+        }
+        return lost;
+    }
+
+    private List<Runnable> settle() {
+        List<Runnable> w = waiters;
+        waiters = null;
+        notifyAll();
+        return w;
+    }
+
+    /** Marker for {@link #markReady}: the value was not wanted. */
+    static final List<Runnable> REJECTED = List.of();
+
+    synchronized void addHandle() {
+        handles++;
+    }
+
+    synchronized void addTaskUse() {
+        taskUses++;
+    }
+
+    /** Drops a ref handle; returns true if nothing needs the value any more. */
+    synchronized boolean dropHandle() {
+        handles--;
+        return unneeded();
+    }
+
+    /** Drops a pending task's claim; returns true if nothing needs the value any more. */
+    synchronized boolean dropTaskUse() {
+        taskUses--;
+        return unneeded();
+    }
+
+    synchronized boolean unneeded() {
+        return handles <= 0 && taskUses <= 0;
+    }
+
+    /**
+     * Frees the entry if nothing needs it; returns the live copies to delete, or null if it
+     * was needed after all (or already freed). Waiters of a pending entry are kept.
+     */
+    synchronized List<Node> free() {
+        if (!unneeded() || state == State.FREED) {
+            return null;
+        }
+        List<Node> copies = List.copyOf(locations);
+        locations.clear();
+        if (state != State.FAILED) {
+            state = State.FREED;
+        }
+        return copies;
+    }
+
+    /** Blocks until ready or failed, at most until {@code deadlineNanos}; returns whether it is. */
+    synchronized boolean awaitSettled(long deadlineNanos) throws InterruptedException {
+        while (state == State.PENDING || state == State.FREED) {
+            long left = deadlineNanos - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            long ms = Math.max(1, left / 1_000_000);
+            wait(Math.min(ms, 1000));
+        }
+        return true;
+    }
+
+    @Override
+    public String toString() {
+        return "object " + id + (creator == null ? " (put)" : " (return " + returnIndex + " of task '" + creator.name + "')");
+    }
+}

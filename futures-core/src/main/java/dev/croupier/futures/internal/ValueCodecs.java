@@ -1,0 +1,185 @@
+package dev.croupier.futures.internal;
+
+import dev.croupier.futures.Codec;
+import dev.croupier.futures.CroupierException;
+import dev.croupier.futures.ErrorCode;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.ObjectInputFilter;
+import java.io.ObjectInputStream;
+import java.io.ObjectOutputStream;
+import java.io.Serializable;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Chooses how each value is stored and reads it back, in a {@link ValueFrame}.
+ *
+ * <p>Design: raw bytes ({@code byte[]}, {@code ByteBuffer}, {@code MemorySegment}) are copied
+ * once into the store and come back as read-only views (byte arrays as a copy, since the heap
+ * cannot alias off-heap memory); boxed primitives and strings have a compact fixed encoding;
+ * registered {@link Codec}s handle their exact class; anything else must be
+ * {@link Serializable} and is read back only through an {@link ObjectInputFilter} allow-list
+ * (JDK value and collection packages plus the user's patterns), so stored bytes can never
+ * instantiate a class the user did not allow. Thread-safe (immutable after construction).
+ */
+final class ValueCodecs {
+
+    /** JDK packages whose serializable classes are plain values or collections. */
+    private static final String JDK_ALLOW_LIST = "java.lang.*;java.util.*;java.time.*;java.math.*";
+
+    private final Map<Class<?>, Integer> codecIds = new HashMap<>();
+    private final List<Codec<Object>> codecs = new ArrayList<>();
+    private final ObjectInputFilter filter;
+
+    @SuppressWarnings("unchecked")
+    ValueCodecs(Map<Class<?>, Codec<?>> userCodecs, List<String> allowList) {
+        userCodecs.forEach((type, codec) -> {
+            codecIds.put(type, codecs.size());
+            codecs.add((Codec<Object>) codec);
+        });
+        StringBuilder pattern = new StringBuilder("maxdepth=100;").append(JDK_ALLOW_LIST);
+        for (String p : allowList) {
+            pattern.append(';').append(p);
+        }
+        this.filter = ObjectInputFilter.Config.createFilter(pattern.append(";!*").toString());
+    }
+
+    /** A value measured and ready to be written into a frame of {@link #size()} bytes. */
+    interface Encoded {
+        long size();
+
+        void writeTo(MemorySegment frame);
+    }
+
+    Encoded encode(Object value) {
+        if (value == null) {
+            return fixed(ValueFrame.NULL, 0, payload -> {});
+        }
+        Integer codecId = codecIds.get(value.getClass());
+        if (codecId != null) {
+            Codec<Object> codec = codecs.get(codecId);
+            long size = codec.encodedSize(value);
+            return new Framed(ValueFrame.CUSTOM, codecId, size, payload -> codec.encode(value, payload));
+        }
+        return switch (value) {
+            case byte[] b -> fixed(ValueFrame.BYTES, b.length,
+                    payload -> MemorySegment.copy(MemorySegment.ofArray(b), 0, payload, 0, b.length));
+            case ByteBuffer bb -> {
+                ByteBuffer view = bb.duplicate();
+                yield fixed(ValueFrame.BYTE_BUFFER, view.remaining(),
+                        payload -> MemorySegment.copy(MemorySegment.ofBuffer(view), 0, payload, 0, view.remaining()));
+            }
+            case MemorySegment s -> new Framed(ValueFrame.SEGMENT, 0, s.byteSize(),
+                    payload -> MemorySegment.copy(s, 0, payload, 0, s.byteSize()));
+            case Boolean b -> fixed(ValueFrame.BOOLEAN, 1, p -> p.set(ValueLayout.JAVA_BOOLEAN, 0, b));
+            case Byte b -> fixed(ValueFrame.BYTE, 1, p -> p.set(ValueLayout.JAVA_BYTE, 0, b));
+            case Short s -> fixed(ValueFrame.SHORT, 2, p -> p.set(ValueLayout.JAVA_SHORT_UNALIGNED, 0, s));
+            case Character c -> fixed(ValueFrame.CHAR, 2, p -> p.set(ValueLayout.JAVA_CHAR_UNALIGNED, 0, c));
+            case Integer i -> fixed(ValueFrame.INT, 4, p -> p.set(ValueLayout.JAVA_INT_UNALIGNED, 0, i));
+            case Long l -> fixed(ValueFrame.LONG, 8, p -> p.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, l));
+            case Float f -> fixed(ValueFrame.FLOAT, 4, p -> p.set(ValueLayout.JAVA_FLOAT_UNALIGNED, 0, f));
+            case Double d -> fixed(ValueFrame.DOUBLE, 8, p -> p.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, 0, d));
+            case String s -> {
+                byte[] utf8 = s.getBytes(StandardCharsets.UTF_8);
+                yield fixed(ValueFrame.STRING, utf8.length,
+                        payload -> MemorySegment.copy(MemorySegment.ofArray(utf8), 0, payload, 0, utf8.length));
+            }
+            case Serializable s -> {
+                byte[] bytes = serialize(s);
+                yield fixed(ValueFrame.JAVA_SERIALIZED, bytes.length,
+                        payload -> MemorySegment.copy(MemorySegment.ofArray(bytes), 0, payload, 0, bytes.length));
+            }
+            default -> throw new CroupierException(ErrorCode.CODEC, "cannot store a value of "
+                    + value.getClass().getName() + ": it is not Serializable and has no codec;"
+                    + " register one with Cluster.Builder.codec(type, codec)");
+        };
+    }
+
+    /**
+     * Reads a value back. Byte buffers and segments come back as read-only views of
+     * {@code frame}: they stay valid only while the frame's object is pinned, which
+     * {@link #isView(MemorySegment)} tells the caller.
+     */
+    Object decode(MemorySegment frame) {
+        byte tag = ValueFrame.tag(frame);
+        MemorySegment p = ValueFrame.payload(frame);
+        return switch (tag) {
+            case ValueFrame.NULL -> null;
+            case ValueFrame.BYTES -> p.toArray(ValueLayout.JAVA_BYTE);
+            case ValueFrame.BYTE_BUFFER -> p.asReadOnly().asByteBuffer();
+            case ValueFrame.SEGMENT -> p.asReadOnly();
+            case ValueFrame.BOOLEAN -> p.get(ValueLayout.JAVA_BOOLEAN, 0);
+            case ValueFrame.BYTE -> p.get(ValueLayout.JAVA_BYTE, 0);
+            case ValueFrame.SHORT -> p.get(ValueLayout.JAVA_SHORT_UNALIGNED, 0);
+            case ValueFrame.CHAR -> p.get(ValueLayout.JAVA_CHAR_UNALIGNED, 0);
+            case ValueFrame.INT -> p.get(ValueLayout.JAVA_INT_UNALIGNED, 0);
+            case ValueFrame.LONG -> p.get(ValueLayout.JAVA_LONG_UNALIGNED, 0);
+            case ValueFrame.FLOAT -> p.get(ValueLayout.JAVA_FLOAT_UNALIGNED, 0);
+            case ValueFrame.DOUBLE -> p.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, 0);
+            case ValueFrame.STRING -> new String(p.toArray(ValueLayout.JAVA_BYTE), StandardCharsets.UTF_8);
+            case ValueFrame.CUSTOM -> codecs.get(ValueFrame.codecId(frame)).decode(p.asReadOnly());
+            case ValueFrame.JAVA_SERIALIZED -> deserialize(p.toArray(ValueLayout.JAVA_BYTE));
+            default -> throw new IllegalStateException("unknown value tag " + tag);
+        };
+    }
+
+    /** Whether {@link #decode} of this frame returns a view that needs the object pinned. */
+    static boolean isView(MemorySegment frame) {
+        byte tag = ValueFrame.tag(frame);
+        return tag == ValueFrame.SEGMENT || tag == ValueFrame.BYTE_BUFFER;
+    }
+
+    private Object deserialize(byte[] bytes) {
+        try (ObjectInputStream in = new ObjectInputStream(new ByteArrayInputStream(bytes))) {
+            in.setObjectInputFilter(filter);
+            return in.readObject();
+        } catch (java.io.InvalidClassException e) {
+            throw new CroupierException(ErrorCode.CODEC, "refused to deserialize a value: " + e.getMessage()
+                    + "; only JDK value classes and classes allowed with"
+                    + " Cluster.Builder.allowSerializable(pattern) may be read", e);
+        } catch (IOException | ClassNotFoundException e) {
+            throw new CroupierException(ErrorCode.CODEC, "cannot deserialize a value: " + e, e);
+        }
+    }
+
+    private static byte[] serialize(Serializable value) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream(256);
+        try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
+            out.writeObject(value);
+        } catch (IOException e) {
+            throw new CroupierException(ErrorCode.CODEC,
+                    "cannot serialize a value of " + value.getClass().getName() + ": " + e, e);
+        }
+        return bytes.toByteArray();
+    }
+
+    private static Encoded fixed(byte tag, long payloadBytes, PayloadWriter writer) {
+        return new Framed(tag, 0, payloadBytes, writer);
+    }
+
+    @FunctionalInterface
+    private interface PayloadWriter {
+        void write(MemorySegment payload);
+    }
+
+    private record Framed(byte tag, int codecId, long payloadBytes, PayloadWriter writer) implements Encoded {
+        @Override
+        public long size() {
+            return ValueFrame.HEADER_BYTES + payloadBytes;
+        }
+
+        @Override
+        public void writeTo(MemorySegment frame) {
+            ValueFrame.writeHeader(frame, tag, codecId);
+            writer.write(frame.asSlice(ValueFrame.HEADER_BYTES, payloadBytes));
+        }
+    }
+}

@@ -1,0 +1,378 @@
+package dev.croupier.futures;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+@Timeout(60)
+class ClusterTest {
+
+    @TempDir
+    Path spill;
+
+    static long add(long a, long b) {
+        return a + b;
+    }
+
+    @Test
+    void tasksChainThroughRefsAndValues() {
+        try (Cluster c = TestClusters.start(4, spill)) {
+            ObjectRef<Long> a = c.task(ClusterTest::add, 1L, 2L).remote();
+            ObjectRef<Long> b = c.task(ClusterTest::add, a, 10L).remote();
+            ObjectRef<Long> d = c.task(ClusterTest::add, a, b).name("sum").remote();
+            assertEquals(16L, d.get());
+            assertEquals(3L, c.get(a));
+            assertTrue(c.stats().tasks().stream().anyMatch(t -> t.name().equals("sum") && t.count() == 1));
+            assertTrue(c.stats().tasks().stream().anyMatch(t -> t.name().equals("ClusterTest::add")));
+        }
+    }
+
+    @Test
+    void everyArityReceivesItsArguments() {
+        try (Cluster c = TestClusters.start(2, spill)) {
+            ObjectRef<Integer> one = c.put(1);
+            assertEquals(0, c.task(() -> 0).remote().get());
+            assertEquals(1, c.task((Integer x) -> x, one).remote().get());
+            assertEquals(3, c.task((Integer x, Integer y) -> x + y, one, 2).remote().get());
+            assertEquals(6, c.task((Integer x, Integer y, Integer z) -> x + y + z, one, 2, 3).remote().get());
+            assertEquals(10, c.task((Integer p, Integer q, Integer r, Integer s) -> p + q + r + s,
+                    one, 2, 3, 4).remote().get());
+            assertEquals(15, c.task((Integer p, Integer q, Integer r, Integer s, Integer t) -> p + q + r + s + t,
+                    one, 2, 3, 4, 5).remote().get());
+            assertEquals(21, c.task((Integer p, Integer q, Integer r, Integer s, Integer t, Integer u)
+                    -> p + q + r + s + t + u, one, 2, 3, 4, 5, 6).remote().get());
+        }
+    }
+
+    @Test
+    void valuesOfEveryCodecRoundTrip() {
+        try (Cluster c = TestClusters.small(2, spill).smallObjectBytes(0).start()) {
+            byte[] bytes = new byte[200_000];
+            for (int i = 0; i < bytes.length; i++) {
+                bytes[i] = (byte) (i * 31);
+            }
+            assertArrayEquals(bytes, c.put(bytes).get());
+            ByteBuffer bb = c.put(ByteBuffer.wrap(bytes)).get();
+            assertTrue(bb.isReadOnly());
+            assertEquals(ByteBuffer.wrap(bytes), bb);
+            MemorySegment seg = c.put(MemorySegment.ofArray(bytes)).get();
+            assertTrue(seg.isReadOnly());
+            assertArrayEquals(bytes, seg.toArray(ValueLayout.JAVA_BYTE));
+            for (Object v : List.of(true, (byte) 7, (short) -3, 'x', 42, -5L, 1.5f, 2.25, "héllo", "")) {
+                assertEquals(v, c.put(v).get());
+            }
+            assertNull(c.put(null).get());
+            List<Object> list = new ArrayList<>(List.of(1, "two", Map.of("k", 3L)));
+            assertEquals(list, c.put(list).get());
+        }
+    }
+
+    @Test
+    void segmentArgumentsArriveAsViewsAndResultsAreCopiedOut() {
+        try (Cluster c = TestClusters.small(2, spill).smallObjectBytes(0).start()) {
+            byte[] bytes = new byte[100_000];
+            bytes[99_999] = 9;
+            ObjectRef<MemorySegment> in = c.put(MemorySegment.ofArray(bytes));
+            ObjectRef<Long> sum = c.task((MemorySegment s) -> {
+                long total = 0;
+                for (long i = 0; i < s.byteSize(); i++) {
+                    total += s.get(ValueLayout.JAVA_BYTE, i);
+                }
+                return total;
+            }, in).remote();
+            assertEquals(9L, sum.get());
+            ObjectRef<MemorySegment> echoed = c.task((MemorySegment s) -> s, in).remote();
+            assertEquals(100_000, echoed.get().byteSize());
+        }
+    }
+
+    record Point(int x, int y) implements java.io.Serializable {}
+
+    @Test
+    void serializableTypesNeedTheAllowList() {
+        try (Cluster refusing = TestClusters.start(1, spill)) {
+            CroupierException e = assertThrows(CroupierException.class, () -> refusing.put(new Point(1, 2)).get());
+            assertEquals(ErrorCode.CODEC, e.code());
+            assertTrue(e.getMessage().contains("allowSerializable"), e.getMessage());
+        }
+        try (Cluster allowing = TestClusters.small(1, spill).allowSerializable("dev.croupier.futures.*").start()) {
+            assertEquals(new Point(1, 2), allowing.put(new Point(1, 2)).get());
+        }
+    }
+
+    @Test
+    void customCodecsStoreTheirType() {
+        Codec<Point> codec = new Codec<>() {
+            @Override
+            public long encodedSize(Point p) {
+                return 8;
+            }
+
+            @Override
+            public void encode(Point p, MemorySegment out) {
+                out.set(ValueLayout.JAVA_INT_UNALIGNED, 0, p.x());
+                out.set(ValueLayout.JAVA_INT_UNALIGNED, 4, p.y());
+            }
+
+            @Override
+            public Point decode(MemorySegment in) {
+                return new Point(in.get(ValueLayout.JAVA_INT_UNALIGNED, 0), in.get(ValueLayout.JAVA_INT_UNALIGNED, 4));
+            }
+        };
+        try (Cluster c = TestClusters.small(1, spill).codec(Point.class, codec).start()) {
+            assertEquals(new Point(-1, 7), c.task(() -> new Point(-1, 7)).remote().get());
+        }
+    }
+
+    @Test
+    void numReturnsGivesOneObjectPerValue() {
+        try (Cluster c = TestClusters.start(3, spill)) {
+            List<ObjectRef<Integer>> parts = c.task((Integer n) -> List.of(n, n * 2, n * 3), 5)
+                    .<Integer>numReturns(3).remote();
+            assertEquals(List.of(5, 10, 15), c.get(parts));
+            ObjectRef<List<Integer>> all = c.task((List<Integer> xs) -> xs, ObjectRef.all(parts)).remote();
+            assertEquals(List.of(5, 10, 15), all.get());
+
+            List<ObjectRef<Integer>> wrong = c.task(() -> List.of(1)).<Integer>numReturns(2).remote();
+            TaskFailedException e = assertThrows(TaskFailedException.class, () -> wrong.get(1).get());
+            assertTrue(e.getMessage().contains("numReturns(2)"), e.getMessage());
+        }
+    }
+
+    @Test
+    void aFailingTaskNamesItselfAndItsNodeAndItsDependentsFailTheSameWay() {
+        try (Cluster c = TestClusters.start(2, spill)) {
+            ObjectRef<Integer> bad = c.<Integer, Integer>task((Integer x) -> {
+                throw new IllegalArgumentException("no " + x);
+            }, 3).name("exploder").remote();
+            AtomicInteger ran = new AtomicInteger();
+            ObjectRef<Integer> dependent = c.task((Integer x) -> ran.incrementAndGet(), bad).remote();
+            TaskFailedException e = assertThrows(TaskFailedException.class, bad::get);
+            assertEquals("exploder", e.taskName());
+            assertTrue(e.nodeId() >= 0);
+            assertTrue(e.getMessage().contains("exploder") && e.getMessage().contains("node " + e.nodeId()),
+                    e.getMessage());
+            assertInstanceOf(IllegalArgumentException.class, e.getCause());
+            assertEquals("no 3", e.getCause().getMessage());
+            TaskFailedException d = assertThrows(TaskFailedException.class, dependent::get);
+            assertEquals("exploder", d.taskName());
+            assertEquals(0, ran.get());
+        }
+    }
+
+    @Test
+    void exceptionsAreRetriedOnlyWhenAsked() {
+        try (Cluster c = TestClusters.start(2, spill)) {
+            AtomicInteger calls = new AtomicInteger();
+            ObjectRef<Integer> flaky = c.task(() -> {
+                if (calls.incrementAndGet() < 3) {
+                    throw new IllegalStateException("flaky");
+                }
+                return 7;
+            }).retryExceptions(true).maxRetries(5).remote();
+            assertEquals(7, flaky.get());
+            assertEquals(3, calls.get());
+
+            AtomicInteger once = new AtomicInteger();
+            ObjectRef<Integer> failing = c.<Integer>task(() -> {
+                once.incrementAndGet();
+                throw new IllegalStateException("always");
+            }).maxRetries(5).remote();
+            assertThrows(TaskFailedException.class, failing::get);
+            assertEquals(1, once.get());
+        }
+    }
+
+    @Test
+    void cancelStopsQueuedAndRunningTasksAndFailsDependents() throws Exception {
+        try (Cluster c = TestClusters.small(1, spill).cpusPerNode(1).start()) {
+            CountDownLatch started = new CountDownLatch(1);
+            ObjectRef<Integer> running = c.task(() -> {
+                started.countDown();
+                Thread.sleep(60_000);
+                return 1;
+            }).remote();
+            AtomicInteger queuedRan = new AtomicInteger();
+            ObjectRef<Integer> queued = c.task(() -> queuedRan.incrementAndGet()).remote();
+            ObjectRef<Integer> dependent = c.task((Integer x) -> x + 1, running).remote();
+            assertTrue(started.await(10, TimeUnit.SECONDS));
+
+            assertTrue(c.cancel(queued));
+            assertTrue(c.cancel(running));
+            assertThrows(TaskCancelledException.class, running::get);
+            assertThrows(TaskCancelledException.class, queued::get);
+            TaskCancelledException e = assertThrows(TaskCancelledException.class, dependent::get);
+            assertEquals(ErrorCode.CANCELLED, e.code());
+            assertEquals(0, queuedRan.get());
+
+            // the worker thread is free again and carries no stale interrupt
+            assertEquals(5, c.task(() -> {
+                Thread.sleep(10);
+                return 5;
+            }).remote().get(Duration.ofSeconds(10)));
+            ObjectRef<Integer> done = c.put(1);
+            assertFalse(c.cancel(done));
+            ObjectRef<Integer> finished = c.task(() -> 2).remote();
+            finished.get();
+            assertFalse(c.cancel(finished));
+            assertEquals(2, finished.get());
+        }
+    }
+
+    @Test
+    void getTimesOutAndWaitReturnsCompletionOrder() throws Exception {
+        try (Cluster c = TestClusters.small(3, spill).cpusPerNode(1).start()) {
+            CountDownLatch gate = new CountDownLatch(1);
+            ObjectRef<Integer> blocked = c.task(() -> {
+                gate.await();
+                return 0;
+            }).remote();
+            assertThrows(GetTimeoutException.class, () -> blocked.get(Duration.ofMillis(50)));
+
+            ObjectRef<Integer> slow = c.task(() -> {
+                Thread.sleep(300);
+                return 2;
+            }).remote();
+            ObjectRef<Integer> fast = c.task(() -> 1).remote();
+            WaitResult<Integer> first = c.wait(List.of(slow, blocked, fast), 1, Duration.ofSeconds(10));
+            assertEquals(List.of(fast), first.ready());
+            assertEquals(List.of(slow, blocked), first.pending());
+
+            WaitResult<Integer> two = c.wait(List.of(blocked, slow, fast), 3, Duration.ofMillis(1500));
+            assertEquals(List.of(fast, slow), two.ready());
+            assertEquals(List.of(blocked), two.pending());
+
+            WaitResult<Integer> none = c.wait(List.of(blocked), 1, Duration.ofMillis(20));
+            assertTrue(none.ready().isEmpty());
+            assertThrows(CroupierException.class, () -> c.wait(List.of(fast), 2, Duration.ZERO));
+            gate.countDown();
+            assertEquals(0, blocked.toCompletableFuture().get(10, TimeUnit.SECONDS));
+        }
+    }
+
+    @Test
+    void lostTaskOutputsAreRebuiltFromLineageAndPutObjectsAreNot() {
+        try (Cluster c = TestClusters.small(3, spill).smallObjectBytes(0).start()) {
+            ObjectRef<Long> put = c.task(() -> 5L).onNode(0, Affinity.HARD).remote();
+            put.get();
+            ObjectRef<Integer> stored = c.put(41);
+            AtomicInteger runs = new AtomicInteger();
+            ObjectRef<Long> made = c.task((Long x) -> {
+                runs.incrementAndGet();
+                return x * 2;
+            }, put).onNode(1, Affinity.SOFT).remote();
+            assertEquals(10L, made.get());
+            for (int id : List.of(0, 1, 2)) {
+                c.killNode(id);
+                c.restartNode(id);
+            }
+            assertEquals(10L, made.get());
+            assertEquals(2, runs.get());
+            assertEquals(5L, put.get());
+            ObjectLostException lost = assertThrows(ObjectLostException.class, stored::get);
+            assertEquals(ErrorCode.OBJECT_LOST, lost.code());
+            assertTrue(lost.getMessage().contains(stored.id().toString()), lost.getMessage());
+            ObjectRef<Integer> dependent = c.task((Integer x) -> x + 1, stored).remote();
+            assertThrows(ObjectLostException.class, dependent::get);
+        }
+    }
+
+    @Test
+    void hardAffinityToADeadNodeFailsAndSoftAffinityMovesOn() {
+        try (Cluster c = TestClusters.start(2, spill)) {
+            c.killNode(1);
+            TaskFailedException e = assertThrows(TaskFailedException.class,
+                    () -> c.task(() -> 1).onNode(1, Affinity.HARD).remote().get());
+            assertTrue(e.getMessage().contains("node 1"), e.getMessage());
+            assertEquals(2, c.task(() -> 2).onNode(1, Affinity.SOFT).remote().get());
+            assertEquals(List.of(0), c.aliveNodes());
+            int added = c.addNode();
+            assertEquals(2, added);
+            assertEquals(3, c.task(() -> 3).onNode(added, Affinity.HARD).remote().get());
+        }
+    }
+
+    @Test
+    void tasksRunWhereTheirLargeArgumentsAre() {
+        try (Cluster c = TestClusters.start(4, spill)) {
+            ObjectRef<byte[]> big = c.task(() -> new byte[1 << 20]).onNode(2, Affinity.HARD).remote();
+            big.get();
+            for (int i = 0; i < 5; i++) {
+                c.task((byte[] b) -> b.length, big).name("consumer").remote().get();
+            }
+            Map<Integer, Long> perNode = c.stats().tasks().stream()
+                    .filter(t -> t.name().equals("consumer")).findFirst().orElseThrow().tasksPerNode();
+            assertEquals(Map.of(2, 5L), perNode);
+        }
+    }
+
+    @Test
+    void objectsAreFreedWhenNoRefOrTaskNeedsThem() throws Exception {
+        try (Cluster c = TestClusters.small(3, spill).smallObjectBytes(0).start()) {
+            List<ObjectRef<?>> refs = new ArrayList<>();
+            ObjectRef<byte[]> root = c.put(new byte[10_000]);
+            refs.add(root);
+            for (int i = 0; i < 20; i++) {
+                refs.add(c.task((byte[] b, Integer k) -> b.length + k, root, i).remote());
+            }
+            List<ObjectRef<Integer>> parts = c.task(() -> List.of(1, 2)).<Integer>numReturns(2).remote();
+            refs.addAll(parts);
+            for (ObjectRef<?> r : refs) {
+                r.get();
+            }
+            assertTrue(c.objectCount() > 0);
+            refs.forEach(ObjectRef::release);
+            assertEquals(0, c.objectCount());
+            assertEquals(0, c.stats().nodes().stream().mapToLong(ClusterStats.NodeStats::objects).sum());
+            assertThrows(IllegalStateException.class, root::get);
+        }
+    }
+
+    @Test
+    void builderNamesTheBadKnob() {
+        CroupierException e = assertThrows(CroupierException.class, () -> Cluster.builder().nodes(0).start());
+        assertTrue(e.getMessage().contains("nodes = 0"), e.getMessage());
+        assertEquals(ErrorCode.BAD_INPUT, e.code());
+        e = assertThrows(CroupierException.class, () -> Cluster.builder().objectStoreBytes(10).start());
+        assertTrue(e.getMessage().contains("objectStoreBytes"), e.getMessage());
+        try (Cluster c = TestClusters.start(1, spill)) {
+            e = assertThrows(CroupierException.class, () -> c.task(() -> 1).cpus(0));
+            assertTrue(e.getMessage().contains("cpus = 0"), e.getMessage());
+            e = assertThrows(CroupierException.class, () -> c.task(() -> 1).cpus(64).remote());
+            assertTrue(e.getMessage().contains("64 cpus"), e.getMessage());
+        }
+    }
+
+    @Test
+    void closeLeavesNoFilesAndFailsLaterCalls() throws Exception {
+        Cluster c = TestClusters.small(2, spill).smallObjectBytes(0).start();
+        ObjectRef<byte[]> r = c.put(new byte[1 << 20]);
+        r.get();
+        c.close();
+        assertThrows(CroupierException.class, () -> c.task(() -> 1));
+        try (Stream<Path> left = Files.list(spill)) {
+            assertEquals(List.of(), left.toList());
+        }
+    }
+}
