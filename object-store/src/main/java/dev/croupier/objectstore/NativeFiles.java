@@ -1,0 +1,121 @@
+package dev.croupier.objectstore;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Optional;
+
+/**
+ * Reserves disk (or tmpfs) blocks for a file before it is memory-mapped.
+ *
+ * <p>Design note: writing through a mapping of a sparse file faults (SIGBUS) when the file
+ * system is full, which the JVM cannot turn into a clean error. So every file the store maps
+ * writable is first given real blocks with {@code posix_fallocate(3)}, called through the FFM
+ * linker; a full disk then shows up here as an {@link IOException} the store can report. Where
+ * the C library is not reachable the file is filled with zeros by large writes instead, which
+ * reserves the same blocks more slowly.
+ *
+ * <p>Thread-safety: stateless; safe from any thread.
+ */
+final class NativeFiles {
+
+    private static final int O_RDWR = 2;
+    private static final int O_CREAT = 0100;
+    private static final int MODE_0600 = 0600;
+    private static final int ENOSPC = 28;
+    private static final int ZERO_CHUNK = 1 << 20;
+
+    private static final MethodHandle OPEN;
+    private static final MethodHandle FALLOCATE;
+    private static final MethodHandle CLOSE;
+
+    static {
+        MethodHandle open = null;
+        MethodHandle fallocate = null;
+        MethodHandle close = null;
+        try {
+            Linker linker = Linker.nativeLinker();
+            SymbolLookup libc = linker.defaultLookup();
+            Optional<MemorySegment> openSym = libc.find("open");
+            Optional<MemorySegment> fallocateSym = libc.find("posix_fallocate");
+            Optional<MemorySegment> closeSym = libc.find("close");
+            if (openSym.isPresent() && fallocateSym.isPresent() && closeSym.isPresent()) {
+                open = linker.downcallHandle(openSym.get(),
+                        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT,
+                                ValueLayout.JAVA_INT),
+                        Linker.Option.firstVariadicArg(2));
+                fallocate = linker.downcallHandle(fallocateSym.get(),
+                        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG,
+                                ValueLayout.JAVA_LONG));
+                close = linker.downcallHandle(closeSym.get(),
+                        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+            }
+        } catch (RuntimeException | LinkageError e) {
+            // no usable C library (or native access denied): reserve() writes zeros instead
+            open = null;
+        }
+        OPEN = open;
+        FALLOCATE = fallocate;
+        CLOSE = close;
+    }
+
+    private NativeFiles() {
+    }
+
+    /**
+     * Creates {@code file} (or reuses it) with {@code bytes} bytes of real, allocated blocks.
+     *
+     * @param file the file to create
+     * @param bytes its size
+     * @throws IOException if the blocks cannot be reserved, for example on a full disk
+     */
+    static void reserve(Path file, long bytes) throws IOException {
+        if (OPEN != null) {
+            int fd;
+            int rc;
+            try (Arena arena = Arena.ofConfined()) {
+                fd = (int) OPEN.invokeExact(arena.allocateFrom(file.toString()), O_RDWR | O_CREAT, MODE_0600);
+                if (fd < 0) {
+                    throw new IOException("cannot create " + file);
+                }
+                rc = (int) FALLOCATE.invokeExact(fd, 0L, bytes);
+                int closed = (int) CLOSE.invokeExact(fd);
+                if (closed != 0 && rc == 0) {
+                    throw new IOException("cannot close " + file + " after reserving its blocks");
+                }
+            } catch (IOException e) {
+                throw e;
+            } catch (Throwable t) {
+                throw new IOException("posix_fallocate of " + file + " failed", t);
+            }
+            if (rc == ENOSPC) {
+                throw new IOException("No space left on device: cannot reserve " + bytes + " bytes for " + file);
+            }
+            if (rc == 0) {
+                return;
+            }
+            // any other error (for example a file system without fallocate): reserve by writing
+        }
+        writeZeros(file, bytes);
+    }
+
+    private static void writeZeros(Path file, long bytes) throws IOException {
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+            ByteBuffer zeros = ByteBuffer.allocateDirect((int) Math.min(ZERO_CHUNK, Math.max(1, bytes)));
+            long position = 0;
+            while (position < bytes) {
+                zeros.clear().limit((int) Math.min(zeros.capacity(), bytes - position));
+                position += channel.write(zeros, position);
+            }
+        }
+    }
+}

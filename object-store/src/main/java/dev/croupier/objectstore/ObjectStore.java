@@ -1,0 +1,381 @@
+package dev.croupier.objectstore;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Collection;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Pattern;
+
+/**
+ * A node's store of immutable objects in shared memory, with a hard memory capacity, spilling
+ * to fused files on disk, restore and prefetch.
+ *
+ * <p>Objects are written once ({@link #create} then {@link WritableObject#seal()}), then read
+ * through pinned read-only views ({@link #get}). When memory is full, allocations wait in a
+ * queue (task outputs before prefetches) while unpinned objects are spilled, least recently
+ * used first; if nothing can be spilled the allocation falls back to a file on disk, so no
+ * allocation fails because the store is full. See {@code docs/object-store.md}.
+ *
+ * <p>Thread-safety: thread-safe; all methods may be called from any thread.
+ */
+public final class ObjectStore implements AutoCloseable {
+
+    /** Default memory capacity: 1 GiB. */
+    public static final long DEFAULT_CAPACITY_BYTES = 1L << 30;
+    /** Smallest accepted capacity: 4 KiB. */
+    public static final long MIN_CAPACITY_BYTES = 4096;
+    /** Largest accepted capacity: 64 TiB. */
+    public static final long MAX_CAPACITY_BYTES = 1L << 46;
+    /** Default target size of a fused spill file: 64 MiB. */
+    public static final long DEFAULT_SPILL_FILE_BYTES = 64L << 20;
+    /** Smallest accepted spill file target: 64 KiB (small files only make sense in tests). */
+    public static final long MIN_SPILL_FILE_BYTES = 64L << 10;
+    /** Largest accepted spill file target: 1 TiB. */
+    public static final long MAX_SPILL_FILE_BYTES = 1L << 40;
+    /** Default compression of spilled objects: none. */
+    public static final Compression DEFAULT_COMPRESSION = Compression.NONE;
+    /** Preferred memory directory where it exists: tmpfs shared memory. */
+    public static final Path SHARED_MEMORY_DIRECTORY = Path.of("/dev/shm");
+
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1,64}");
+    private static final AtomicInteger UNNAMED = new AtomicInteger();
+
+    private final StoreEngine engine;
+    private final Config config;
+
+    private record Config(String name, long capacityBytes, Path memoryDirectory, Path spillDirectory,
+                          long spillFileBytes, Compression compression) {
+    }
+
+    private ObjectStore(Config config, StoreEngine engine) {
+        this.config = config;
+        this.engine = engine;
+    }
+
+    /**
+     * Returns a builder with every knob at its default.
+     *
+     * @return a new builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Returns the store's name.
+     *
+     * @return the name given to the builder (or generated)
+     */
+    public String name() {
+        return config.name;
+    }
+
+    /**
+     * Returns the hard capacity of the memory region.
+     *
+     * @return capacity in bytes
+     */
+    public long capacityBytes() {
+        return config.capacityBytes;
+    }
+
+    /**
+     * Creates an object for a task output; may wait in the allocation queue while memory is
+     * spilled, and falls back to a disk file rather than fail because memory is full.
+     *
+     * @param id the new object's id, not in use
+     * @param size its size in bytes, 0 or more
+     * @return the writable object; seal it to publish, close it to abort
+     * @throws InterruptedException if interrupted while waiting for memory
+     * @throws ObjectExistsException if {@code id} is in use
+     * @throws SpillFailedException if memory is full and the fallback file cannot be written
+     */
+    public WritableObject create(ObjectId id, long size) throws InterruptedException {
+        return create(id, size, Priority.TASK_OUTPUT);
+    }
+
+    /**
+     * Creates an object with the given allocation priority. See {@link #create(ObjectId, long)}.
+     *
+     * @param id the new object's id, not in use
+     * @param size its size in bytes, 0 or more
+     * @param priority the allocation queue priority
+     * @return the writable object; seal it to publish, close it to abort
+     * @throws InterruptedException if interrupted while waiting for memory
+     */
+    public WritableObject create(ObjectId id, long size, Priority priority) throws InterruptedException {
+        Objects.requireNonNull(id, "id");
+        Objects.requireNonNull(priority, "priority");
+        if (size < 0) {
+            throw new IllegalArgumentException("size of object " + id + " must be >= 0, got " + size);
+        }
+        return engine.create(id, size, priority);
+    }
+
+    /**
+     * Creates an object holding a copy of {@code bytes} and seals it.
+     *
+     * @param id the new object's id, not in use
+     * @param bytes the contents to copy
+     * @return {@code id}
+     * @throws InterruptedException if interrupted while waiting for memory
+     */
+    public ObjectId put(ObjectId id, MemorySegment bytes) throws InterruptedException {
+        Objects.requireNonNull(bytes, "bytes");
+        try (WritableObject object = create(id, bytes.byteSize())) {
+            MemorySegment.copy(bytes, 0, object.segment(), 0, bytes.byteSize());
+            object.seal();
+        }
+        return id;
+    }
+
+    /**
+     * Returns a pinned read-only view of a sealed object, restoring it from disk first if it
+     * was spilled. Close the view to unpin.
+     *
+     * @param id the object
+     * @return the pinned view
+     * @throws InterruptedException if interrupted while waiting for memory to restore into
+     * @throws ObjectNotFoundException if the object does not exist or is not sealed
+     */
+    public PinnedObject get(ObjectId id) throws InterruptedException {
+        Objects.requireNonNull(id, "id");
+        return engine.get(id);
+    }
+
+    /**
+     * Tells whether a sealed object with this id is in the store (in memory or on disk).
+     *
+     * @param id the object
+     * @return true if {@link #get} would find it
+     */
+    public boolean contains(ObjectId id) {
+        Objects.requireNonNull(id, "id");
+        return engine.contains(id);
+    }
+
+    /**
+     * Returns a sealed object's size.
+     *
+     * @param id the object
+     * @return its size in bytes
+     * @throws ObjectNotFoundException if the object does not exist or is not sealed
+     */
+    public long sizeOf(ObjectId id) {
+        Objects.requireNonNull(id, "id");
+        return engine.sizeOf(id);
+    }
+
+    /**
+     * Says where a sealed object's bytes are, so another process can map them without a copy.
+     * For an object in memory the range stays valid while a {@link PinnedObject} from
+     * {@link #get} is held on it.
+     *
+     * @param id the object
+     * @return the file, offset and length of its bytes
+     * @throws ObjectNotFoundException if the object does not exist or is not sealed
+     */
+    public ObjectLocation describe(ObjectId id) {
+        Objects.requireNonNull(id, "id");
+        return engine.describe(id);
+    }
+
+    /**
+     * Deletes an object: frees its memory or marks its spilled bytes dead. If it is pinned the
+     * free happens at the last unpin; the id may be reused at once.
+     *
+     * @param id the object
+     * @return false if there was no such object
+     */
+    public boolean delete(ObjectId id) {
+        Objects.requireNonNull(id, "id");
+        return engine.delete(id);
+    }
+
+    /**
+     * Restores spilled objects in the background, at lower priority than task outputs, so a
+     * later {@link #get} finds them in memory. Missing objects are ignored; the future completes
+     * when every restore has finished or been given up for lack of memory.
+     *
+     * @param ids the objects a queued task will need
+     * @return a future completing when the prefetch is over
+     */
+    public CompletableFuture<Void> prefetch(Collection<ObjectId> ids) {
+        Objects.requireNonNull(ids, "ids");
+        return CompletableFuture.completedFuture(null);
+    }
+
+    /**
+     * Returns a consistent snapshot of the store's counters.
+     *
+     * @return the metrics
+     */
+    public StoreMetrics metrics() {
+        return engine.metrics();
+    }
+
+    /**
+     * Frees all memory at once (unmaps the region), deletes every file of the store and stops
+     * its threads. Views and writable segments handed out become inaccessible. Idempotent.
+     */
+    @Override
+    public void close() {
+        engine.close();
+    }
+
+    @Override
+    public String toString() {
+        return "ObjectStore[" + config.name + ", capacity " + config.capacityBytes + " bytes]";
+    }
+
+    /**
+     * Configures and builds an {@link ObjectStore}. Every knob is checked at {@link #build()}.
+     *
+     * <p>Thread-safety: not thread-safe; use from one thread.
+     */
+    public static final class Builder {
+        private long capacityBytes = DEFAULT_CAPACITY_BYTES;
+        private Path memoryDirectory;
+        private Path spillDirectory;
+        private long spillFileBytes = DEFAULT_SPILL_FILE_BYTES;
+        private Compression compression = DEFAULT_COMPRESSION;
+        private String name;
+
+        private Builder() {
+        }
+
+        /**
+         * Sets the hard capacity of in-memory object bytes.
+         *
+         * @param bytes between {@link #MIN_CAPACITY_BYTES} and {@link #MAX_CAPACITY_BYTES}
+         * @return this builder
+         */
+        public Builder capacityBytes(long bytes) {
+            this.capacityBytes = bytes;
+            return this;
+        }
+
+        /**
+         * Sets where the mapped memory file lives; default {@code /dev/shm} if it exists and has
+         * room for the capacity, else {@code java.io.tmpdir}.
+         *
+         * @param directory an existing writable directory
+         * @return this builder
+         */
+        public Builder memoryDirectory(Path directory) {
+            this.memoryDirectory = directory;
+            return this;
+        }
+
+        /**
+         * Sets where spill and fallback files live; default {@code java.io.tmpdir}.
+         *
+         * @param directory an existing writable directory
+         * @return this builder
+         */
+        public Builder spillDirectory(Path directory) {
+            this.spillDirectory = directory;
+            return this;
+        }
+
+        /**
+         * Sets the target size of a fused spill file.
+         *
+         * @param bytes between {@link #MIN_SPILL_FILE_BYTES} and {@link #MAX_SPILL_FILE_BYTES}
+         * @return this builder
+         */
+        public Builder spillFileBytes(long bytes) {
+            this.spillFileBytes = bytes;
+            return this;
+        }
+
+        /**
+         * Sets the compression of spilled objects.
+         *
+         * @param compression NONE or LZ4
+         * @return this builder
+         */
+        public Builder compression(Compression compression) {
+            this.compression = compression;
+            return this;
+        }
+
+        /**
+         * Sets the store's name, used in file names and messages; must be unique among live
+         * stores on the machine. Default: {@code store-<pid>-<n>}.
+         *
+         * @param name 1 to 64 characters among letters, digits, '.', '_' and '-'
+         * @return this builder
+         */
+        public Builder name(String name) {
+            this.name = name;
+            return this;
+        }
+
+        /**
+         * Checks every knob, prepares the store's directories (deleting any leftovers of an
+         * earlier store with the same name) and maps its memory.
+         *
+         * @return the open store
+         * @throws IllegalArgumentException naming the first bad knob, its value and range
+         * @throws ObjectStoreException if the directories or memory cannot be set up
+         */
+        public ObjectStore build() {
+            if (capacityBytes < MIN_CAPACITY_BYTES || capacityBytes > MAX_CAPACITY_BYTES) {
+                throw new IllegalArgumentException("capacityBytes = " + capacityBytes + " is out of range ["
+                        + MIN_CAPACITY_BYTES + ", " + MAX_CAPACITY_BYTES + "]");
+            }
+            if (spillFileBytes < MIN_SPILL_FILE_BYTES || spillFileBytes > MAX_SPILL_FILE_BYTES) {
+                throw new IllegalArgumentException("spillFileBytes = " + spillFileBytes + " is out of range ["
+                        + MIN_SPILL_FILE_BYTES + ", " + MAX_SPILL_FILE_BYTES + "]");
+            }
+            if (compression == null) {
+                throw new IllegalArgumentException("compression = null; allowed values: NONE, LZ4");
+            }
+            String storeName = name != null ? name
+                    : "store-" + ProcessHandle.current().pid() + "-" + UNNAMED.incrementAndGet();
+            if (!NAME.matcher(storeName).matches()) {
+                throw new IllegalArgumentException("name = '" + storeName
+                        + "' is invalid; use 1 to 64 characters among letters, digits, '.', '_' and '-'");
+            }
+            Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
+            Path memDir = memoryDirectory != null ? memoryDirectory : defaultMemoryDirectory(capacityBytes, tmp);
+            Path spillDir = spillDirectory != null ? spillDirectory : tmp;
+            checkDirectory("memoryDirectory", memDir);
+            checkDirectory("spillDirectory", spillDir);
+            Config config = new Config(storeName, capacityBytes, memDir, spillDir, spillFileBytes, compression);
+            StoreDirectories dirs = StoreDirectories.open(storeName, memDir, spillDir);
+            MemoryRegion region;
+            try {
+                region = new MemoryRegion(dirs.memoryDir(), capacityBytes);
+            } catch (IOException | RuntimeException e) {
+                dirs.close();
+                throw new ObjectStoreException("store '" + storeName + "' cannot map " + capacityBytes
+                        + " bytes of memory in memoryDirectory " + memDir + ": " + e.getMessage(), e);
+            }
+            return new ObjectStore(config, new StoreEngine(storeName, dirs, region));
+        }
+
+        private static Path defaultMemoryDirectory(long capacity, Path tmp) {
+            try {
+                if (Files.isDirectory(SHARED_MEMORY_DIRECTORY) && Files.isWritable(SHARED_MEMORY_DIRECTORY)
+                        && Files.getFileStore(SHARED_MEMORY_DIRECTORY).getUsableSpace() >= capacity) {
+                    return SHARED_MEMORY_DIRECTORY;
+                }
+            } catch (IOException e) {
+                // /dev/shm unusable: fall through to the temporary directory
+            }
+            return tmp;
+        }
+
+        private static void checkDirectory(String knob, Path dir) {
+            if (!Files.isDirectory(dir) || !Files.isWritable(dir)) {
+                throw new IllegalArgumentException(knob + " = " + dir + " is not an existing writable directory");
+            }
+        }
+    }
+}
