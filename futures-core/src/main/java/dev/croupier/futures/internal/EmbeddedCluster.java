@@ -250,8 +250,8 @@ public final class EmbeddedCluster implements Cluster {
                 }
             }
             if (fail) {
-                failOutputs(spec, dep.error());
                 releaseDeps(spec);
+                failOutputs(spec, dep.error());
             }
             return;
         }
@@ -446,7 +446,11 @@ public final class EmbeddedCluster implements Cluster {
                 }
             }
             Node source = entry.liveLocation(node);
-            if (source == null || source == node) {
+            if (source == node) {
+                entry.removeLocation(node);
+                source = entry.liveLocation(node);
+            }
+            if (source == null) {
                 throw new LostArgument(entry);
             }
             if (transport.fetch(entry.id, source, node) >= 0 && !entry.addLocation(node)) {
@@ -484,14 +488,17 @@ public final class EmbeddedCluster implements Cluster {
             }
         }
         if (!won) {
-            deleteQuietly(node, spec.outputs);
+            discardOutputs(node, spec.outputs);
             return;
         }
+        // Release the arguments before waking anyone: a caller who has every value must find
+        // nothing still held for this task.
+        releaseDeps(spec);
         for (int i = 0; i < spec.outputs.length; i++) {
             ObjectEntry out = spec.outputs[i];
             List<Runnable> waiters = out.markReady(node, sizes[i], completionSeq.incrementAndGet());
             if (waiters == ObjectEntry.REJECTED) {
-                deleteQuietly(node, out);
+                discardOutputs(node, new ObjectEntry[] {out});
             } else {
                 runAll(waiters);
                 if (out.unneeded()) {
@@ -499,7 +506,15 @@ public final class EmbeddedCluster implements Cluster {
                 }
             }
         }
-        releaseDeps(spec);
+    }
+
+    /** Deletes the copies a superseded attempt wrote, except those the owner lists as this node's. */
+    private static void discardOutputs(Node node, ObjectEntry[] outputs) {
+        for (ObjectEntry out : outputs) {
+            if (!out.isLocatedOn(node)) {
+                deleteQuietly(node, out);
+            }
+        }
     }
 
     private void requeue(TaskSpec.Attempt attempt, ObjectEntry lost) {
@@ -538,15 +553,15 @@ public final class EmbeddedCluster implements Cluster {
                 spec.state = TaskSpec.State.FAILED;
             }
         }
-        deleteQuietly(node, spec.outputs);
+        discardOutputs(node, spec.outputs);
         if (retry) {
             submitSpec(spec);
             return;
         }
         Throwable cause = t instanceof java.lang.reflect.InvocationTargetException ite ? ite.getCause() : t;
+        releaseDeps(spec);
         failOutputs(spec, new TaskFailedException(spec.name, node.id,
                 spec + " failed on node " + node.id + ": " + cause, cause));
-        releaseDeps(spec);
     }
 
     private void failSpec(TaskSpec spec, int gen, TaskSpec.State expected, CroupierException error) {
@@ -557,8 +572,8 @@ public final class EmbeddedCluster implements Cluster {
             spec.state = TaskSpec.State.FAILED;
             spec.current = null;
         }
-        failOutputs(spec, error);
         releaseDeps(spec);
+        failOutputs(spec, error);
     }
 
     private void failOutputs(TaskSpec spec, CroupierException error) {
@@ -668,6 +683,7 @@ public final class EmbeddedCluster implements Cluster {
                     continue; // the node died under us; its location is dead now
                 }
                 if (reading == null) {
+                    entry.removeLocation(node);
                     continue;
                 }
                 if (ValueCodecs.isView(reading.frame())) {
@@ -795,8 +811,8 @@ public final class EmbeddedCluster implements Cluster {
             }
             spec.current = null;
         }
-        failOutputs(spec, new TaskCancelledException(spec + " was cancelled"));
         releaseDeps(spec);
+        failOutputs(spec, new TaskCancelledException(spec + " was cancelled"));
         return true;
     }
 
@@ -824,9 +840,9 @@ public final class EmbeddedCluster implements Cluster {
             if (resubmit) {
                 submitSpec(spec);
             } else {
+                releaseDeps(spec);
                 failOutputs(spec, new TaskFailedException(spec.name, nodeId, "node " + nodeId + " died while running "
                         + spec + ", which has used its " + spec.maxRetries + " retries", null));
-                releaseDeps(spec);
             }
         }
     }
@@ -946,13 +962,26 @@ public final class EmbeddedCluster implements Cluster {
         }
         queue = new ArrayDeque<>(waiters);
         TRAMPOLINE.set(queue);
+        RuntimeException first = null;
         try {
             Runnable r;
             while ((r = queue.poll()) != null) {
-                r.run();
+                try {
+                    r.run();
+                } catch (RuntimeException e) {
+                    // Every waiter must run, or the tasks behind it would wait forever.
+                    if (first == null) {
+                        first = e;
+                    } else {
+                        first.addSuppressed(e);
+                    }
+                }
             }
         } finally {
             TRAMPOLINE.remove();
+        }
+        if (first != null) {
+            throw first;
         }
     }
 }

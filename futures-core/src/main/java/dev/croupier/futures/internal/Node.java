@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
@@ -101,7 +102,12 @@ final class Node {
         }
         if (start != null) {
             for (TaskSpec.Attempt a : start) {
-                workers.execute(() -> runner.accept(a));
+                try {
+                    workers.execute(() -> runner.accept(a));
+                } catch (RejectedExecutionException killedMeanwhile) {
+                    // kill() took the attempt from the running set and resubmits it elsewhere
+                    return;
+                }
             }
         }
     }

@@ -1,5 +1,6 @@
 package dev.croupier.futures.internal;
 
+import dev.croupier.objectstore.ObjectExistsException;
 import dev.croupier.objectstore.ObjectId;
 import dev.croupier.objectstore.ObjectNotFoundException;
 import dev.croupier.objectstore.ObjectStore;
@@ -36,9 +37,16 @@ final class NodeStore implements AutoCloseable {
         void close();
     }
 
-    /** Encodes {@code value} straight into this node's memory; returns the frame's size. */
+    /**
+     * Encodes {@code value} straight into this node's memory; returns the frame's size. A copy
+     * the node already holds is kept: a re-executed task makes the same value (lineage rests on
+     * that), and the copy may be pinned by a reader.
+     */
     long put(ObjectId id, ValueCodecs.Encoded value) throws InterruptedException {
         long size = value.size();
+        if (contains(id)) {
+            return size;
+        }
         if (size < smallObjectBytes) {
             byte[] bytes = new byte[(int) size];
             value.writeTo(MemorySegment.ofArray(bytes));
@@ -47,6 +55,8 @@ final class NodeStore implements AutoCloseable {
             try (WritableObject object = store.create(id, size)) {
                 value.writeTo(object.segment());
                 object.seal();
+            } catch (ObjectExistsException concurrentCopy) {
+                // another task on this node fetched or made the same value meanwhile
             }
         }
         return size;
@@ -55,12 +65,17 @@ final class NodeStore implements AutoCloseable {
     /** Stores a copy of a frame read from another node. */
     void putFrame(ObjectId id, MemorySegment frame) throws InterruptedException {
         long size = frame.byteSize();
+        if (contains(id)) {
+            return;
+        }
         if (size < smallObjectBytes) {
             small.put(id, frame.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
-        } else if (!store.contains(id)) {
+        } else {
             try (WritableObject object = store.create(id, size)) {
                 MemorySegment.copy(frame, 0, object.segment(), 0, size);
                 object.seal();
+            } catch (ObjectExistsException concurrentCopy) {
+                // another task on this node fetched the same value meanwhile
             }
         }
     }

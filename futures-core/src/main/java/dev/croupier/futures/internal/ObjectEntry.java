@@ -84,6 +84,15 @@ final class ObjectEntry {
         return any;
     }
 
+    synchronized boolean isLocatedOn(Node node) {
+        return locations.contains(node);
+    }
+
+    /** Forgets a copy the node turned out not to have. */
+    synchronized void removeLocation(Node node) {
+        locations.remove(node);
+    }
+
     /** Snapshot of the live nodes holding a copy. */
     synchronized List<Node> liveLocations() {
         locations.removeIf(n -> !n.alive());
