@@ -26,6 +26,8 @@ public final class CroupierCli {
     static {
         COMMANDS.put("help", new Entry("list the subcommands", args -> help(System.out)));
         COMMANDS.put("version", new Entry("print the version of Croupier and of the JVM", args -> version()));
+        COMMANDS.put("demo", new Entry("run thousands of tasks on an embedded cluster and print its stats",
+                new DemoCommand()));
         COMMANDS.put("test", new Entry("run the whole test suite (handled by bin/croupier with Maven)", args -> {
             System.err.println("croupier: 'test' is run by the bin/croupier script, not the JVM");
             return 2;

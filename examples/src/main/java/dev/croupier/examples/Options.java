@@ -1,0 +1,133 @@
+package dev.croupier.examples;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The options of one subcommand: {@code --name value}, {@code --name=value}, boolean
+ * {@code --flag}s and positional arguments. Every lookup checks its value and throws a
+ * {@link UsageException} naming the option and the value. Not thread-safe.
+ */
+public final class Options {
+
+    private final String command;
+    private final Map<String, String> values = new HashMap<>();
+    private final List<String> positional = new ArrayList<>();
+
+    private Options(String command) {
+        this.command = command;
+    }
+
+    /**
+     * Parses {@code args}; {@code flags} take no value, {@code valued} take one. Anything else
+     * starting with {@code --} is an error.
+     */
+    public static Options parse(String command, String[] args, Set<String> flags, Set<String> valued) {
+        Options o = new Options(command);
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            if (!a.startsWith("--")) {
+                o.positional.add(a);
+                continue;
+            }
+            String name = a.substring(2);
+            String value = null;
+            int eq = name.indexOf('=');
+            if (eq >= 0) {
+                value = name.substring(eq + 1);
+                name = name.substring(0, eq);
+            }
+            if (flags.contains(name)) {
+                if (value != null) {
+                    throw new UsageException("--" + name + " takes no value, got '" + value + "'");
+                }
+                o.values.put(name, "true");
+            } else if (valued.contains(name)) {
+                if (value == null) {
+                    if (i + 1 >= args.length) {
+                        throw new UsageException("--" + name + " needs a value");
+                    }
+                    value = args[++i];
+                }
+                o.values.put(name, value);
+            } else {
+                throw new UsageException("unknown option --" + name + " (see 'croupier " + command + " --help')");
+            }
+        }
+        return o;
+    }
+
+    public List<String> positional() {
+        return List.copyOf(positional);
+    }
+
+    public boolean flag(String name) {
+        return values.containsKey(name);
+    }
+
+    public String string(String name, String fallback) {
+        return values.getOrDefault(name, fallback);
+    }
+
+    /** An integer option within {@code [min, max]}. */
+    public int integer(String name, int fallback, int min, int max) {
+        long v = longValue(name, fallback, min, max);
+        return (int) v;
+    }
+
+    /** A long option within {@code [min, max]}. */
+    public long longValue(String name, long fallback, long min, long max) {
+        String raw = values.get(name);
+        if (raw == null) {
+            return fallback;
+        }
+        long v;
+        try {
+            v = Long.parseLong(raw.trim());
+        } catch (NumberFormatException e) {
+            throw new UsageException("--" + name + " = '" + raw + "' is not a whole number");
+        }
+        return inRange(name, raw, v, min, max);
+    }
+
+    /** A size in bytes: a number with an optional k, m, g or t suffix (powers of 1024). */
+    public long size(String name, long fallback, long min, long max) {
+        String raw = values.get(name);
+        return raw == null ? fallback : inRange(name, raw, parseSize(name, raw), min, max);
+    }
+
+    /** Parses {@code 512}, {@code 64k}, {@code 1m}, {@code 4g} (also {@code KiB}, {@code MB}...) as bytes. */
+    public static long parseSize(String option, String raw) {
+        String s = raw.trim().toLowerCase(Locale.ROOT);
+        int end = 0;
+        while (end < s.length() && (Character.isDigit(s.charAt(end)) || s.charAt(end) == '.')) {
+            end++;
+        }
+        String unit = s.substring(end).replace("ib", "").replace("b", "");
+        int shift = switch (unit) {
+            case "" -> 0;
+            case "k" -> 10;
+            case "m" -> 20;
+            case "g" -> 30;
+            case "t" -> 40;
+            default -> throw new UsageException("--" + option + " = '" + raw
+                    + "' has an unknown unit; use a number with k, m, g or t");
+        };
+        try {
+            return (long) (Double.parseDouble(s.substring(0, end)) * (1L << shift));
+        } catch (NumberFormatException e) {
+            throw new UsageException("--" + option + " = '" + raw + "' is not a size");
+        }
+    }
+
+    private long inRange(String name, String raw, long v, long min, long max) {
+        if (v < min || v > max) {
+            throw new UsageException("--" + name + " = " + raw + " is out of range; allowed: " + min + ".." + max);
+        }
+        return v;
+    }
+}
