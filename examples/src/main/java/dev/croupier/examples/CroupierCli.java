@@ -28,10 +28,10 @@ public final class CroupierCli {
         COMMANDS.put("version", new Entry("print the version of Croupier and of the JVM", args -> version()));
         COMMANDS.put("demo", new Entry("run thousands of tasks on an embedded cluster and print its stats",
                 new DemoCommand()));
-        COMMANDS.put("test", new Entry("run the whole test suite (handled by bin/croupier with Maven)", args -> {
-            System.err.println("croupier: 'test' is run by the bin/croupier script, not the JVM");
-            return 2;
-        }));
+        COMMANDS.put("test", new Entry("run the whole test suite (handled by bin/croupier with Maven)",
+                args -> launcherOnly("test")));
+        COMMANDS.put("bench", new Entry("run JMH benchmarks; options go to JMH, e.g. 'bench TaskThroughput'",
+                args -> launcherOnly("bench")));
     }
 
     private CroupierCli() {}
@@ -56,6 +56,11 @@ public final class CroupierCli {
             code = 1;
         }
         System.exit(code);
+    }
+
+    private static int launcherOnly(String name) {
+        System.err.println("croupier: '" + name + "' is run by the bin/croupier script, not the JVM");
+        return 2;
     }
 
     private static int help(PrintStream out) {

@@ -103,7 +103,18 @@ class ClusterTest {
             }, in).remote();
             assertEquals(9L, sum.get());
             ObjectRef<MemorySegment> echoed = c.task((MemorySegment s) -> s, in).remote();
-            assertEquals(100_000, echoed.get().byteSize());
+            MemorySegment view = echoed.get();
+            assertEquals(100_000, view.byteSize());
+            assertEquals(9, view.get(ValueLayout.JAVA_BYTE, 99_999));
+            // repeated gets return the one pinned view instead of pinning again
+            for (int i = 0; i < 100; i++) {
+                assertTrue(echoed.get() == view);
+            }
+            echoed.release();
+            in.release();
+            assertEquals(1, c.objectCount()); // only 'sum' is left
+            sum.release();
+            assertEquals(0, c.objectCount());
         }
     }
 

@@ -663,6 +663,10 @@ public final class EmbeddedCluster implements Cluster {
     Object getValue(ObjectEntry entry, Duration timeout, LocalObjectRef.Release release) {
         long deadline = timeout == null ? Long.MAX_VALUE : System.nanoTime() + timeout.toNanos();
         try {
+            Object kept = release.pinnedView();
+            if (kept != null) {
+                return kept;
+            }
             while (true) {
                 ensureOpen();
                 if (!entry.awaitSettled(deadline)) {
@@ -687,9 +691,7 @@ public final class EmbeddedCluster implements Cluster {
                     continue;
                 }
                 if (ValueCodecs.isView(reading.frame())) {
-                    Object value = codecs.decode(reading.frame());
-                    release.keepPinned(reading);
-                    return value;
+                    return release.keepPinned(reading, codecs.decode(reading.frame()));
                 }
                 try (reading) {
                     return codecs.decode(reading.frame());

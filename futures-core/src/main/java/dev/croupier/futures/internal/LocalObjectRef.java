@@ -4,14 +4,13 @@ import dev.croupier.futures.ObjectRef;
 import dev.croupier.objectstore.ObjectId;
 import java.lang.ref.Cleaner;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * A ref handle of the embedded cluster. Each instance holds one claim on its entry, dropped by
  * {@link #release()} or, failing that, by a {@link Cleaner} once the handle is unreachable.
- * Views returned by {@code get} keep their object pinned until the handle is released.
+ * A view returned by {@code get} keeps its object pinned until the handle is released; later
+ * gets return the same view.
  * Thread-safe.
  */
 final class LocalObjectRef<T> implements ObjectRef<T> {
@@ -90,37 +89,52 @@ final class LocalObjectRef<T> implements ObjectRef<T> {
         private final EmbeddedCluster cluster;
         private final ObjectEntry entry;
         private volatile boolean released;
-        private List<NodeStore.Reading> pins;
+        private NodeStore.Reading pin;
+        private Object view;
 
         Release(EmbeddedCluster cluster, ObjectEntry entry) {
             this.cluster = cluster;
             this.entry = entry;
         }
 
-        /** Keeps a view's object pinned until release; closes it at once if already released. */
-        void keepPinned(NodeStore.Reading reading) {
+        /** The view an earlier get returned, still pinned; null if none. */
+        synchronized Object pinnedView() {
+            return view;
+        }
+
+        /**
+         * Keeps a view's object pinned until release and remembers the view, so later gets
+         * return it without pinning again. Returns the view to hand out: the one already kept
+         * if another thread won the race, in which case {@code reading} is closed.
+         */
+        Object keepPinned(NodeStore.Reading reading, Object value) {
             synchronized (this) {
+                if (!released && pin == null) {
+                    pin = reading;
+                    view = value;
+                    return value;
+                }
                 if (!released) {
-                    if (pins == null) {
-                        pins = new ArrayList<>(1);
-                    }
-                    pins.add(reading);
-                    return;
+                    Object kept = view;
+                    reading.close();
+                    return kept;
                 }
             }
             reading.close();
+            throw new IllegalStateException("ref to " + entry.id + " was released");
         }
 
         @Override
         public void run() {
-            List<NodeStore.Reading> toClose;
+            NodeStore.Reading toClose;
             synchronized (this) {
                 released = true;
-                toClose = pins;
-                pins = null;
+                toClose = pin;
+                pin = null;
+                view = null;
             }
             if (toClose != null) {
-                toClose.forEach(NodeStore.Reading::close);
+                toClose.close();
             }
             cluster.dropHandle(entry);
         }
