@@ -287,6 +287,7 @@ public final class EmbeddedCluster implements Cluster {
                 spec.current = attempt;
             }
             if (transport.dispatch(attempt)) {
+                prefetchArguments(spec, node);
                 return;
             }
             synchronized (spec) {
@@ -296,6 +297,27 @@ public final class EmbeddedCluster implements Cluster {
                 spec.state = TaskSpec.State.WAITING;
                 spec.current = null;
             }
+        }
+    }
+
+    /**
+     * Asks the node's store to restore the task's spilled arguments while the task waits in the
+     * queue, so disk reads overlap other tasks' execution. Small values never spill.
+     */
+    private void prefetchArguments(TaskSpec spec, Node node) {
+        if (spec.deps.length == 0) {
+            return;
+        }
+        List<ObjectId> local = new ArrayList<>(spec.deps.length);
+        for (ObjectEntry dep : spec.deps) {
+            if (dep.size() >= config.smallObjectBytes() && dep.isLocatedOn(node)) {
+                local.add(dep.id);
+            }
+        }
+        try {
+            node.store().prefetch(local);
+        } catch (IllegalStateException diedMeanwhile) {
+            // the kill resubmits the attempt; nothing to restore
         }
     }
 

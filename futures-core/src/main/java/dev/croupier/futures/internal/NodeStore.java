@@ -8,6 +8,7 @@ import dev.croupier.objectstore.PinnedObject;
 import dev.croupier.objectstore.StoreMetrics;
 import dev.croupier.objectstore.WritableObject;
 import java.lang.foreign.MemorySegment;
+import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -116,6 +117,13 @@ final class NodeStore implements AutoCloseable {
                 pinned.close();
             }
         };
+    }
+
+    /** Starts restoring those of {@code ids} that this node's store has spilled; returns at once. */
+    void prefetch(List<ObjectId> ids) {
+        if (!ids.isEmpty()) {
+            store.prefetch(ids);
+        }
     }
 
     void delete(ObjectId id) {
