@@ -31,6 +31,15 @@ public interface ObjectRef<T> extends AutoCloseable {
     /** Whether the value is ready, or its task has failed or been cancelled. */
     boolean isDone();
 
+    /** Encoded size of the value in bytes once it is ready, or -1 before. */
+    long byteSize();
+
+    /**
+     * A future completed with this ref once the value is ready or has failed, without fetching
+     * the value (for bookkeeping on large objects).
+     */
+    CompletableFuture<ObjectRef<T>> whenDone();
+
     /** A future completed with the value (or the failure) once it is known. */
     CompletableFuture<T> toCompletableFuture();
 

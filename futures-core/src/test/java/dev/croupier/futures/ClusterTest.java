@@ -162,6 +162,7 @@ class ClusterTest {
             List<ObjectRef<Integer>> parts = c.task((Integer n) -> List.of(n, n * 2, n * 3), 5)
                     .<Integer>numReturns(3).remote();
             assertEquals(List.of(5, 10, 15), c.get(parts));
+            assertEquals(8 + 4, parts.get(0).byteSize()); // frame header + int
             ObjectRef<List<Integer>> all = c.task((List<Integer> xs) -> xs, ObjectRef.all(parts)).remote();
             assertEquals(List.of(5, 10, 15), all.get());
 
@@ -277,7 +278,10 @@ class ClusterTest {
             WaitResult<Integer> none = c.wait(List.of(blocked), 1, Duration.ofMillis(20));
             assertTrue(none.ready().isEmpty());
             assertThrows(CroupierException.class, () -> c.wait(List.of(fast), 2, Duration.ZERO));
+            var done = blocked.whenDone();
+            assertFalse(done.isDone());
             gate.countDown();
+            assertTrue(done.get(10, TimeUnit.SECONDS) == blocked);
             assertEquals(0, blocked.toCompletableFuture().get(10, TimeUnit.SECONDS));
         }
     }

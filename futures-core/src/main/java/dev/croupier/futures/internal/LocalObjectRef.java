@@ -59,6 +59,22 @@ final class LocalObjectRef<T> implements ObjectRef<T> {
     }
 
     @Override
+    public long byteSize() {
+        return entry.isDone() ? entry.size() : -1;
+    }
+
+    @Override
+    public CompletableFuture<ObjectRef<T>> whenDone() {
+        CompletableFuture<ObjectRef<T>> future = new CompletableFuture<>();
+        if (entry.isDone()) {
+            future.complete(this);
+        } else {
+            entry.whenSettled(() -> future.complete(this));
+        }
+        return future;
+    }
+
+    @Override
     public CompletableFuture<T> toCompletableFuture() {
         CompletableFuture<T> future = new CompletableFuture<>();
         boolean lost = entry.whenSettled(() -> cluster.callbacks().execute(() -> {
