@@ -1,0 +1,39 @@
+package dev.croupier.formats;
+
+import java.nio.ByteBuffer;
+import java.util.Objects;
+
+/**
+ * One file of a record: its extension (dot included, or "") and a read-only view of its bytes.
+ *
+ * <p>Thread-safety: immutable; the buffer is a read-only view, so share it with
+ * {@code content().duplicate()} when several threads read it.
+ *
+ * @param extension the extension, dot included, or ""
+ * @param content the bytes between position and limit, read-only
+ */
+public record RecordFile(String extension, ByteBuffer content) {
+    /** Checks the extension and makes the content a read-only view. */
+    public RecordFile {
+        Objects.requireNonNull(extension, "extension");
+        Objects.requireNonNull(content, "content");
+        if (!extension.isEmpty() && extension.charAt(0) != '.') {
+            throw new IllegalArgumentException("extension '" + extension + "' must start with '.' or be empty");
+        }
+        content = content.asReadOnlyBuffer();
+    }
+
+    /** @return the content size in bytes */
+    public int size() {
+        return content.remaining();
+    }
+
+    /**
+     * @param extension the extension
+     * @param bytes the content, wrapped without copying
+     * @return a file over {@code bytes}
+     */
+    public static RecordFile of(String extension, byte[] bytes) {
+        return new RecordFile(extension, ByteBuffer.wrap(bytes));
+    }
+}
