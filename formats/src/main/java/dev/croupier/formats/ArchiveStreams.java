@@ -13,9 +13,40 @@ final class ArchiveStreams {
     private ArchiveStreams() {
     }
 
-    /** Counts bytes read through it. */
+    /**
+     * Counts bytes read through it and, while tapping, keeps the last 512 bytes read, which is
+     * how the tar reader gets at the header block Commons Compress just parsed.
+     */
     static final class Counted extends FilterInputStream {
         long count;
+        private final byte[] ring = new byte[512];
+        private int ringEnd;
+        private boolean tapping;
+
+        void tap(boolean on) {
+            tapping = on;
+        }
+
+        /** @return the last 512 bytes read while tapping, oldest first */
+        byte[] lastBlock() {
+            byte[] out = new byte[ring.length];
+            int tail = ring.length - ringEnd;
+            System.arraycopy(ring, ringEnd, out, 0, tail);
+            System.arraycopy(ring, 0, out, tail, ringEnd);
+            return out;
+        }
+
+        private void record(byte[] b, int off, int n) {
+            if (n >= ring.length) {
+                System.arraycopy(b, off + n - ring.length, ring, 0, ring.length);
+                ringEnd = 0;
+                return;
+            }
+            int first = Math.min(n, ring.length - ringEnd);
+            System.arraycopy(b, off, ring, ringEnd, first);
+            System.arraycopy(b, off + first, ring, 0, n - first);
+            ringEnd = (ringEnd + n) % ring.length;
+        }
 
         Counted(InputStream in) {
             super(in);
@@ -26,6 +57,9 @@ final class ArchiveStreams {
             int b = in.read();
             if (b >= 0) {
                 count++;
+                if (tapping) {
+                    record(new byte[] {(byte) b}, 0, 1);
+                }
             }
             return b;
         }
@@ -35,6 +69,9 @@ final class ArchiveStreams {
             int n = in.read(b, off, len);
             if (n > 0) {
                 count += n;
+                if (tapping) {
+                    record(b, off, n);
+                }
             }
             return n;
         }

@@ -11,6 +11,7 @@ import net.jpountz.lz4.LZ4FrameInputStream;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 import org.apache.commons.compress.archivers.tar.TarConstants;
+import org.apache.commons.compress.archivers.tar.TarUtils;
 import org.apache.commons.compress.compressors.gzip.GzipCompressorInputStream;
 
 /**
@@ -18,7 +19,8 @@ import org.apache.commons.compress.compressors.gzip.GzipCompressorInputStream;
  * GNU (long names, base-256 sizes) and pax headers. The decompressed stream is counted, so the
  * offset of a member is the position of its own 512-byte header in the tar stream. Commons
  * Compress reports a partial header at the end as a clean end of archive; we catch that case by
- * the count not landing on a 512-byte boundary. Only regular files become files; directories,
+ * the count not landing on a 512-byte boundary. Commons Compress does not check header
+ * checksums either, so the counted stream keeps the header block it just parsed and we verify it. Only regular files become files; directories,
  * links and devices are skipped. A leading {@code ./} (what {@code tar -C dir .} writes) is dropped.
  */
 final class TarShardReader implements ShardReader {
@@ -74,12 +76,15 @@ final class TarShardReader implements ShardReader {
             TarArchiveEntry e;
             long before = counted.count;
             try {
+                counted.tap(true);
                 e = tar.getNextEntry();
             } catch (IOException ex) {
                 throw classify(ex, before, null);
             } catch (RuntimeException ex) {
                 throw new BadShardException(BadShardException.Cause.BAD_HEADER, shard, before, null,
                         "unreadable tar header: " + ex.getMessage(), ex);
+            } finally {
+                counted.tap(false);
             }
             if (e == null) {
                 if (counted.count % BLOCK != 0) {
@@ -89,6 +94,10 @@ final class TarShardReader implements ShardReader {
                 }
                 content = null;
                 return false;
+            }
+            if (!TarUtils.verifyCheckSum(counted.lastBlock())) {
+                throw new BadShardException(BadShardException.Cause.BAD_HEADER, shard, counted.count - BLOCK,
+                        e.getName(), "tar header checksum does not match the header", null);
             }
             if (!isRegular(e)) {
                 continue;
