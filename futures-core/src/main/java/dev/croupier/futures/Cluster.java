@@ -87,6 +87,9 @@ public interface Cluster extends AutoCloseable {
     /** Ids of the live nodes, ascending. */
     List<Integer> aliveNodes();
 
+    /** Capacity in bytes of each node's object store (memory, before spilling). */
+    long objectStoreBytes();
+
     /** Number of objects whose values are held on some node (0 once every ref is released and no task is pending). */
     long objectCount();
 

@@ -912,6 +912,11 @@ public final class EmbeddedCluster implements Cluster {
     }
 
     @Override
+    public long objectStoreBytes() {
+        return config.objectStoreBytes();
+    }
+
+    @Override
     public long objectCount() {
         long n = 0;
         for (ObjectEntry e : table.values()) {

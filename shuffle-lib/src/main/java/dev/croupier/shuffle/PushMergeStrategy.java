@@ -1,0 +1,149 @@
+package dev.croupier.shuffle;
+
+import dev.croupier.futures.ObjectRef;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * MAGNET and PUSH_PIPELINED (push-based shuffle, after Magnet, VLDB'20, and the Exoshuffle
+ * paper's push*). Reducers are spread over the nodes; maps run in rounds; after each round,
+ * one merge task per node takes, from every map of the round, the blocks of that node's
+ * reducers and merges them per reducer. Each reducer then runs on its node (soft affinity) over
+ * its merged blocks, one per round.
+ *
+ * <pre>
+ *   round k:  map .. map   --push blocks of node n's reducers-->  merge(k, n) on node n
+ *   end:      reduce r on node(r) <-- merge(0, n), merge(1, n), ... (one block per round)
+ * </pre>
+ *
+ * MAGNET submits every round at once, keeps the map outputs until every merge is done (so under
+ * memory pressure they spill) and, like Magnet's merge finalization, starts the reducers then. PUSH_PIPELINED applies backpressure with {@code wait}: at
+ * most one round of merges is in flight, overlapping the next round's maps, and the driver
+ * drops its claims on a round's map outputs as soon as its merges are submitted, so they are
+ * freed the moment they are merged and never reach disk. With best-effort merge, a round's
+ * merges that miss the timeout are cancelled and their map blocks go to the reducers as they are.
+ */
+final class PushMergeStrategy<I, B, O> {
+    private final ShuffleRun<I, B, O> run;
+    private final boolean pipelined;
+
+    PushMergeStrategy(ShuffleRun<I, B, O> run, boolean pipelined) {
+        this.run = run;
+        this.pipelined = pipelined;
+    }
+
+    /** One round: its maps, and per node the merge task and the reducers it serves. */
+    private final class Round {
+        final List<List<ObjectRef<B>>> maps = new ArrayList<>();
+        final List<List<ObjectRef<B>>> merges = new ArrayList<>();
+        final List<List<Integer>> reducersOfMerge = new ArrayList<>();
+        long submitted;
+    }
+
+    List<PartitionOutput<O>> run() {
+        int partitions = run.plan.partitions();
+        int nodeCount = run.nodes.size();
+        List<List<Integer>> reducersOfNode = new ArrayList<>(nodeCount);
+        for (int n = 0; n < nodeCount; n++) {
+            List<Integer> rs = new ArrayList<>();
+            for (int r = n; r < partitions; r += nodeCount) {
+                rs.add(r);
+            }
+            reducersOfNode.add(rs);
+        }
+        List<List<ObjectRef<B>>> reduceInputs = new ArrayList<>(partitions);
+        for (int r = 0; r < partitions; r++) {
+            reduceInputs.add(new ArrayList<>());
+        }
+        List<Round> rounds = new ArrayList<>();
+        int perRound = run.mapsPerRound();
+        Round previous = null;
+        for (int first = 0; first < run.plan.mappers(); first += perRound) {
+            Round round = new Round();
+            int last = Math.min(run.plan.mappers(), first + perRound);
+            for (int i = first; i < last; i++) {
+                round.maps.add(run.submitMap(i));
+            }
+            if (run.plan.speculateAfter() != null) {
+                List<Integer> indices = new ArrayList<>();
+                for (int i = first; i < last; i++) {
+                    indices.add(i);
+                }
+                List<List<ObjectRef<B>>> decided = Speculation.decide(run.cluster, round.maps,
+                        k -> run.submitMap(indices.get(k)), run.plan.speculateAfter(), run.speculated);
+                round.maps.clear();
+                round.maps.addAll(decided);
+            }
+            if (pipelined && previous != null) {
+                settle(previous, reduceInputs);
+                // Backpressure: at most one round of merges in flight.
+                for (List<ObjectRef<B>> m : previous.merges) {
+                    m.getFirst().whenDone().join();
+                }
+            }
+            submitMerges(round, reducersOfNode);
+            if (pipelined && run.plan.bestEffortMergeTimeout() == null) {
+                ShuffleRun.releaseAll(round.maps);
+            }
+            rounds.add(round);
+            previous = round;
+        }
+        if (pipelined) {
+            settle(previous, reduceInputs);
+        } else {
+            for (Round round : rounds) {
+                settle(round, reduceInputs);
+            }
+            // Like Magnet's merge finalization: the reduce stage starts once every merge is done.
+            for (Round round : rounds) {
+                for (List<ObjectRef<B>> m : round.merges) {
+                    m.getFirst().whenDone().join();
+                }
+            }
+        }
+        List<PartitionOutput<O>> outputs = run.submitReduces(reduceInputs);
+        rounds.forEach(round -> ShuffleRun.releaseAll(round.maps));
+        rounds.forEach(round -> ShuffleRun.releaseAll(round.merges));
+        return outputs;
+    }
+
+    private void submitMerges(Round round, List<List<Integer>> reducersOfNode) {
+        round.submitted = System.nanoTime();
+        for (int n = 0; n < reducersOfNode.size(); n++) {
+            List<Integer> rs = reducersOfNode.get(n);
+            if (rs.isEmpty()) {
+                continue;
+            }
+            List<ObjectRef<B>> inputs = new ArrayList<>(round.maps.size() * rs.size());
+            for (List<ObjectRef<B>> map : round.maps) {
+                for (int r : rs) {
+                    inputs.add(map.get(r));
+                }
+            }
+            round.merges.add(run.submitMerge(inputs, rs, run.nodes.get(n)));
+            round.reducersOfMerge.add(rs);
+        }
+    }
+
+    /** Adds the round's merged blocks (or, for merges cancelled by best-effort, its map blocks) to the reducers' inputs. */
+    private void settle(Round round, List<List<ObjectRef<B>>> reduceInputs) {
+        long deadline = run.plan.bestEffortMergeTimeout() == null ? 0
+                : round.submitted + run.plan.bestEffortMergeTimeout().toNanos();
+        boolean[] cancelled = new boolean[round.merges.size()];
+        run.settleMerges(round.merges, deadline, index -> cancelled[index] = true);
+        for (int k = 0; k < round.merges.size(); k++) {
+            List<Integer> rs = round.reducersOfMerge.get(k);
+            if (!cancelled[k]) {
+                for (int j = 0; j < rs.size(); j++) {
+                    reduceInputs.get(rs.get(j)).add(round.merges.get(k).get(j));
+                }
+            } else {
+                for (List<ObjectRef<B>> map : round.maps) {
+                    for (int r : rs) {
+                        reduceInputs.get(r).add(map.get(r));
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,86 @@
+package dev.croupier.shuffle;
+
+import dev.croupier.futures.ObjectRef;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.IntStream;
+
+/**
+ * RIFFLE (pre-shuffle merge, after Riffle, EuroSys'18): map outputs on the same node are merged
+ * F at a time into R larger blocks before reducers pull them, turning M x R small blocks into
+ * M/F x R bigger ones. F is fixed, or chosen so that merged blocks reach a target size.
+ *
+ * <pre>
+ *   node 0: map 0, map 2 ... --> merge (F maps) --+--> reduce r
+ *   node 1: map 1, map 3 ... --> merge (F maps) --+
+ * </pre>
+ *
+ * Maps are spread round-robin over nodes (soft affinity), so the maps of a group live on the
+ * node of their merge task. A group left smaller than 2 is passed to the reducers unmerged.
+ */
+final class RiffleStrategy<I, B, O> {
+    private final ShuffleRun<I, B, O> run;
+
+    RiffleStrategy(ShuffleRun<I, B, O> run) {
+        this.run = run;
+    }
+
+    /** The merge factor: fixed, or target bytes over the expected size of one map block. */
+    int factor() {
+        long target = run.plan.mergeTargetBytes();
+        long bytes = run.inputBytes();
+        if (target <= 0 || bytes <= 0) {
+            return run.plan.mergeFactor();
+        }
+        long blockBytes = Math.max(1, bytes / ((long) run.plan.mappers() * run.plan.partitions()));
+        return (int) Math.max(2, Math.min(1 << 16, (target + blockBytes - 1) / blockBytes));
+    }
+
+    List<PartitionOutput<O>> run() {
+        int partitions = run.plan.partitions();
+        int factor = factor();
+        List<List<ObjectRef<B>>> maps = run.submitAllMaps();
+        List<Integer> all = IntStream.range(0, partitions).boxed().toList();
+
+        List<List<ObjectRef<B>>> sources = new ArrayList<>();
+        List<List<ObjectRef<B>>> merges = new ArrayList<>();
+        List<List<Integer>> groups = new ArrayList<>();
+        int nodeCount = run.nodes.size();
+        for (int n = 0; n < nodeCount; n++) {
+            List<Integer> onNode = new ArrayList<>();
+            for (int i = n; i < maps.size(); i += nodeCount) {
+                onNode.add(i);
+            }
+            for (int g = 0; g < onNode.size(); g += factor) {
+                List<Integer> group = onNode.subList(g, Math.min(onNode.size(), g + factor));
+                if (group.size() < 2) {
+                    sources.add(maps.get(group.getFirst()));
+                    continue;
+                }
+                List<ObjectRef<B>> inputs = new ArrayList<>(group.size() * partitions);
+                for (int m : group) {
+                    inputs.addAll(maps.get(m));
+                }
+                merges.add(run.submitMerge(inputs, all, run.nodes.get(n)));
+                groups.add(List.copyOf(group));
+            }
+        }
+        long deadline = run.plan.bestEffortMergeTimeout() == null ? 0
+                : System.nanoTime() + run.plan.bestEffortMergeTimeout().toNanos();
+        boolean[] cancelled = new boolean[merges.size()];
+        run.settleMerges(merges, deadline, index -> cancelled[index] = true);
+        for (int k = 0; k < merges.size(); k++) {
+            if (cancelled[k]) {
+                for (int m : groups.get(k)) {
+                    sources.add(maps.get(m));
+                }
+            } else {
+                sources.add(merges.get(k));
+            }
+        }
+        List<PartitionOutput<O>> outputs = run.submitReduces(ShuffleRun.byPartition(sources, partitions));
+        ShuffleRun.releaseAll(maps);
+        ShuffleRun.releaseAll(merges);
+        return outputs;
+    }
+}

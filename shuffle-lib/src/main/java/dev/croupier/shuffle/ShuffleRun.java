@@ -1,0 +1,272 @@
+package dev.croupier.shuffle;
+
+import dev.croupier.futures.Affinity;
+import dev.croupier.futures.Cluster;
+import dev.croupier.futures.CroupierException;
+import dev.croupier.futures.ErrorCode;
+import dev.croupier.futures.ObjectRef;
+import dev.croupier.futures.TaskBuilder;
+import dev.croupier.futures.WaitResult;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One execution of a {@link ShuffleJob}: the pieces every strategy is made of (submit a map,
+ * a merge, the reduces; speculation; best-effort merge; skew splitting; phase bookkeeping).
+ * The strategies ({@link SimpleStrategy}, {@link RiffleStrategy}, {@link PushMergeStrategy},
+ * {@link StreamingStrategy}) only arrange these into their task graphs.
+ *
+ * <p>Used by the one driver thread that called {@code run}; phase bookkeeping is updated from
+ * completion callbacks and is thread-safe.
+ */
+final class ShuffleRun<I, B, O> {
+
+    final Cluster cluster;
+    final ShuffleJob.Plan<I, B, O> plan;
+    final List<Integer> nodes;
+    private final Map<String, Phase> phases = new LinkedHashMap<>();
+
+    ShuffleRun(Cluster cluster, ShuffleJob.Plan<I, B, O> plan) {
+        this.cluster = cluster;
+        this.plan = plan;
+        this.nodes = cluster.aliveNodes();
+        if (nodes.isEmpty()) {
+            throw new CroupierException(ErrorCode.BAD_INPUT, "shuffle '" + plan.name() + "': no live node");
+        }
+    }
+
+    ShuffleResult<O> run() {
+        Strategy strategy = resolve(plan.strategy());
+        List<PartitionOutput<O>> outputs = switch (strategy) {
+            case SIMPLE -> new SimpleStrategy<>(this).run();
+            case RIFFLE -> new RiffleStrategy<>(this).run();
+            case MAGNET -> new PushMergeStrategy<>(this, false).run();
+            case PUSH_PIPELINED -> new PushMergeStrategy<>(this, true).run();
+            case STREAMING -> new StreamingStrategy<>(this).run();
+            case AUTO -> throw new IllegalStateException("AUTO is resolved above");
+        };
+        return new ShuffleResult<>(cluster, strategy, outputs, this::phaseStats,
+                speculated.get(), bestEffortFallbacks.get());
+    }
+
+    /**
+     * AUTO: SIMPLE while map outputs and reduce outputs fit in half the cluster's store memory
+     * (the paper's Figure 10(c): in memory, merging only adds copies), PUSH_PIPELINED beyond
+     * (its Figure 10(a): out of core, merged blocks and bounded rounds avoid small random I/O).
+     */
+    Strategy resolve(Strategy requested) {
+        if (requested != Strategy.AUTO) {
+            return requested;
+        }
+        if (plan.merger() == null) {
+            return Strategy.SIMPLE;
+        }
+        long bytes = inputBytes();
+        long memory = cluster.objectStoreBytes() * nodes.size();
+        return bytes > 0 && 2 * bytes > memory / 2 ? Strategy.PUSH_PIPELINED : Strategy.SIMPLE;
+    }
+
+    /** The input size: the builder's hint, else the sizes of ready input refs (0 if unknown). */
+    long inputBytes() {
+        if (plan.inputBytes() > 0 || plan.inputs() == null) {
+            return plan.inputBytes();
+        }
+        long total = 0;
+        for (ObjectRef<I> in : plan.inputs()) {
+            total += Math.max(0, in.byteSize());
+        }
+        return total;
+    }
+
+    int mapsPerRound() {
+        return plan.mapsPerRound() > 0 ? plan.mapsPerRound() : 2 * nodes.size();
+    }
+
+    /** The node map task {@code i} prefers: mappers are spread round-robin over live nodes. */
+    int nodeOfMap(int i) {
+        return nodes.get(i % nodes.size());
+    }
+
+    /** The node reducer {@code r} prefers: reducers are spread round-robin over live nodes. */
+    int nodeOfReducer(int r) {
+        return nodes.get(r % nodes.size());
+    }
+
+    // ---------------------------------------------------------------- tasks
+
+    /** Submits map task {@code i}; returns its R block refs. */
+    List<ObjectRef<B>> submitMap(int i) {
+        int r = plan.partitions();
+        Mapper<I, B> mapper = plan.mapper();
+        TaskBuilder<List<B>> task;
+        if (plan.inputs() != null) {
+            task = cluster.task((I input) -> mapper.map(input, r), plan.inputs().get(i));
+        } else {
+            ShuffleJob.Source<I> source = plan.source();
+            task = cluster.task(() -> mapper.map(source.read(i), r));
+        }
+        List<ObjectRef<B>> blocks = task.name(plan.name() + "-map").onNode(nodeOfMap(i), Affinity.SOFT)
+                .<B>numReturns(r).remote();
+        track("map", blocks);
+        return blocks;
+    }
+
+    /** Submits all M maps, with speculation when asked; returns blocks[map][partition]. */
+    List<List<ObjectRef<B>>> submitAllMaps() {
+        List<List<ObjectRef<B>>> maps = new ArrayList<>(plan.mappers());
+        for (int i = 0; i < plan.mappers(); i++) {
+            maps.add(submitMap(i));
+        }
+        if (plan.speculateAfter() != null) {
+            maps = Speculation.decide(cluster, maps, this::submitMap, plan.speculateAfter(), speculated);
+        }
+        return maps;
+    }
+
+    final AtomicLong speculated = new AtomicLong();
+
+    /**
+     * Submits one merge task on {@code node}: it reads {@code inputs} (blocks grouped by source,
+     * {@code partitions.size()} consecutive blocks per source) and returns one merged block per
+     * partition of {@code partitions}.
+     */
+    List<ObjectRef<B>> submitMerge(List<ObjectRef<B>> inputs, List<Integer> partitions, int node) {
+        Merger<B> merger = plan.merger();
+        int[] parts = partitions.stream().mapToInt(Integer::intValue).toArray();
+        List<ObjectRef<B>> merged = cluster.task((List<B> blocks) -> {
+            int k = parts.length;
+            int sources = blocks.size() / k;
+            List<B> out = new ArrayList<>(k);
+            List<B> column = new ArrayList<>(sources);
+            for (int p = 0; p < k; p++) {
+                column.clear();
+                for (int s = 0; s < sources; s++) {
+                    column.add(blocks.get(s * k + p));
+                }
+                out.add(merger.merge(parts[p], column));
+            }
+            return out;
+        }, ObjectRef.all(inputs)).name(plan.name() + "-merge").onNode(node, Affinity.SOFT)
+                .<B>numReturns(parts.length).remote();
+        track("merge", merged);
+        return merged;
+    }
+
+    /**
+     * Best-effort merge: waits for {@code merges} until {@code deadlineNanos}; a merge not done
+     * by then is cancelled and reported through {@code fallback} (its index), whose inputs the
+     * caller hands to the reducers directly. Without a timeout, returns at once.
+     */
+    void settleMerges(List<List<ObjectRef<B>>> merges, long deadlineNanos, java.util.function.IntConsumer fallback) {
+        if (plan.bestEffortMergeTimeout() == null || merges.isEmpty()) {
+            return;
+        }
+        List<ObjectRef<B>> firsts = new ArrayList<>(merges.size());
+        for (List<ObjectRef<B>> m : merges) {
+            firsts.add(m.getFirst());
+        }
+        long left = Math.max(0, deadlineNanos - System.nanoTime());
+        WaitResult<B> w = cluster.wait(firsts, firsts.size(), Duration.ofNanos(left));
+        for (ObjectRef<B> pending : w.pending()) {
+            int index = firsts.indexOf(pending);
+            if (cluster.cancel(pending)) {
+                bestEffortFallbacks.incrementAndGet();
+                fallback.accept(index);
+            }
+        }
+    }
+
+    final AtomicLong bestEffortFallbacks = new AtomicLong();
+
+    /**
+     * Submits the reduce tasks, partition {@code r} reading {@code inputs.get(r)}, each on its
+     * preferred node; splits partitions larger than the skew limit. Returns the outputs in
+     * partition order.
+     */
+    List<PartitionOutput<O>> submitReduces(List<List<ObjectRef<B>>> inputs) {
+        List<PartitionOutput<O>> outputs = new ArrayList<>(inputs.size());
+        Reducer<B, O> reducer = plan.reducer();
+        for (int r = 0; r < inputs.size(); r++) {
+            List<ObjectRef<B>> blocks = inputs.get(r);
+            int ways = plan.splitPartitionsAbove() > 0 ? SkewSplit.waysFor(blocks, plan.splitPartitionsAbove()) : 1;
+            if (ways > 1) {
+                outputs.addAll(SkewSplit.submit(this, r, blocks, ways));
+                continue;
+            }
+            int partition = r;
+            ObjectRef<O> out = cluster.task((List<B> bs) -> reducer.reduce(partition, bs), ObjectRef.all(blocks))
+                    .name(plan.name() + "-reduce").onNode(nodeOfReducer(r), Affinity.SOFT).remote();
+            track("reduce", List.of(out));
+            outputs.add(new PartitionOutput<>(r, 0, 1, out));
+        }
+        return outputs;
+    }
+
+    /** Transposes blocks[source][partition] into inputs[partition][source]. */
+    static <B> List<List<ObjectRef<B>>> byPartition(List<List<ObjectRef<B>>> blocks, int partitions) {
+        List<List<ObjectRef<B>>> inputs = new ArrayList<>(partitions);
+        for (int r = 0; r < partitions; r++) {
+            List<ObjectRef<B>> column = new ArrayList<>(blocks.size());
+            for (List<ObjectRef<B>> source : blocks) {
+                column.add(source.get(r));
+            }
+            inputs.add(column);
+        }
+        return inputs;
+    }
+
+    static <B> void releaseAll(List<? extends List<ObjectRef<B>>> refs) {
+        for (List<ObjectRef<B>> list : refs) {
+            list.forEach(ObjectRef::release);
+        }
+    }
+
+    // ---------------------------------------------------------------- phases
+
+    /** Counts {@code refs} in phase {@code name}: its clock runs from first submission to last completion. */
+    synchronized void track(String name, List<? extends ObjectRef<?>> refs) {
+        Phase phase = phases.computeIfAbsent(name, n -> new Phase(n, System.nanoTime()));
+        phase.addTask();
+        for (ObjectRef<?> ref : refs) {
+            ref.whenDone().thenAccept(done -> phase.done(Math.max(0, done.byteSize())));
+        }
+    }
+
+    synchronized List<PhaseStats> phaseStats() {
+        List<PhaseStats> out = new ArrayList<>(phases.size());
+        for (Phase p : phases.values()) {
+            out.add(p.snapshot());
+        }
+        return out;
+    }
+
+    private static final class Phase {
+        final String name;
+        final long start;
+        private int tasks;
+        private long end;
+        private long bytes;
+
+        Phase(String name, long start) {
+            this.name = name;
+            this.start = start;
+        }
+
+        synchronized void addTask() {
+            tasks++;
+        }
+
+        synchronized void done(long bytesOut) {
+            end = Math.max(end, System.nanoTime());
+            bytes += bytesOut;
+        }
+
+        synchronized PhaseStats snapshot() {
+            return new PhaseStats(name, tasks, end == 0 ? 0 : (end - start) / 1e9, bytes);
+        }
+    }
+}

@@ -1,0 +1,43 @@
+package dev.croupier.shuffle;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.croupier.futures.CroupierException;
+import dev.croupier.futures.ErrorCode;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+class ShuffleJobBuilderTest {
+
+    private static ShuffleJob.Builder<MemorySegment, MemorySegment, MemorySegment> valid() {
+        return ShuffleJob.<MemorySegment, MemorySegment, MemorySegment>builder()
+                .source(2, i -> LongBlocks.of(i))
+                .mapper(LongBlocks::rangeMap)
+                .reducer(LongBlocks::sortBlocks)
+                .partitions(2);
+    }
+
+    private static void assertNames(String knob, Runnable build) {
+        CroupierException e = assertThrows(CroupierException.class, build::run);
+        assertEquals(ErrorCode.BAD_INPUT, e.code());
+        assertTrue(e.getMessage().contains(knob), e.getMessage());
+    }
+
+    @Test
+    void everyBadKnobIsNamed() {
+        assertNames("partitions = 0", () -> valid().partitions(0).build());
+        assertNames("mapper", () -> valid().mapper(null).build());
+        assertNames("reducer", () -> valid().reducer(null).build());
+        assertNames("merger", () -> valid().strategy(Strategy.MAGNET).build());
+        assertNames("streamingReducer", () -> valid().strategy(Strategy.STREAMING).build());
+        assertNames("mergeFactor = 1", () -> valid().mergeFactor(1).build());
+        assertNames("speculateAfter", () -> valid().speculateAfter(Duration.ofSeconds(-1)).build());
+        assertNames("splitPartitionsAbove", () -> valid().splitPartitionsAbove(100, null).build());
+        assertNames("mappers = 0", () -> valid().source(0, i -> LongBlocks.of()).build());
+        assertNames("inputs/source", () -> ShuffleJob.<MemorySegment, MemorySegment, MemorySegment>builder()
+                .mapper(LongBlocks::rangeMap).reducer(LongBlocks::sortBlocks).partitions(1).build());
+    }
+}

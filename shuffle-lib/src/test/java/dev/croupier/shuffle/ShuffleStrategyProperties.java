@@ -1,0 +1,261 @@
+package dev.croupier.shuffle;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.croupier.futures.Cluster;
+import dev.croupier.futures.ObjectRef;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.constraints.IntRange;
+
+/**
+ * One spec, every strategy: each property runs against every batch strategy and checks the
+ * output against a sequential reference (the sorted input).
+ */
+class ShuffleStrategyProperties {
+
+    @Provide
+    Arbitrary<Strategy> batchStrategies() {
+        return Arbitraries.of(Strategy.SIMPLE, Strategy.RIFFLE, Strategy.MAGNET, Strategy.PUSH_PIPELINED, Strategy.AUTO);
+    }
+
+    static long[][] randomInputs(long seed, int mappers, int maxLength) {
+        Random random = new Random(seed);
+        long[][] inputs = new long[mappers][];
+        for (int m = 0; m < mappers; m++) {
+            inputs[m] = random.longs(random.nextInt(maxLength + 1), 0, LongBlocks.RANGE).toArray();
+        }
+        return inputs;
+    }
+
+    static long[] sortedAll(long[][] inputs) {
+        return Arrays.stream(inputs).flatMapToLong(Arrays::stream).sorted().toArray();
+    }
+
+    static ShuffleJob.Builder<MemorySegment, MemorySegment, MemorySegment> sortJob(
+            Cluster cluster, long[][] inputs, int partitions, Strategy strategy, List<ObjectRef<MemorySegment>> refs) {
+        for (long[] in : inputs) {
+            refs.add(cluster.put(LongBlocks.of(in)));
+        }
+        return ShuffleJob.<MemorySegment, MemorySegment, MemorySegment>builder()
+                .inputs(refs)
+                .mapper(LongBlocks::rangeMap)
+                .merger(LongBlocks::mergeBlocks)
+                .reducer(LongBlocks::sortBlocks)
+                .partitions(partitions)
+                .strategy(strategy)
+                .mapsPerRound(3)
+                .mergeFactor(2);
+    }
+
+    static Cluster cluster(int nodes, Path spill) {
+        return Cluster.builder().nodes(nodes).cpusPerNode(2).objectStoreBytes(16L << 20).spillDirectory(spill).start();
+    }
+
+    @Property(tries = 60)
+    void everyStrategyPreservesTheRecordsAndSortsThem(
+            @ForAll("batchStrategies") Strategy strategy,
+            @ForAll long seed,
+            @ForAll @IntRange(min = 1, max = 12) int mappers,
+            @ForAll @IntRange(min = 1, max = 10) int partitions,
+            @ForAll @IntRange(min = 1, max = 4) int nodes) throws IOException {
+        long[][] inputs = randomInputs(seed, mappers, 300);
+        Path spill = Files.createTempDirectory("croupier-shuffle");
+        try (Cluster cluster = cluster(nodes, spill)) {
+            List<ObjectRef<MemorySegment>> refs = new ArrayList<>();
+            try (ShuffleResult<MemorySegment> result = sortJob(cluster, inputs, partitions, strategy, refs).build().run(cluster)) {
+                assertEquals(partitions, result.outputs().size());
+                assertArrayEquals(sortedAll(inputs), LongBlocks.concat(result.values()), strategy.toString());
+                List<Integer> order = new ArrayList<>();
+                for (PartitionOutput<MemorySegment> o : result.inCompletionOrder()) {
+                    order.add(o.partition());
+                }
+                order.sort(Comparator.naturalOrder());
+                assertEquals(java.util.stream.IntStream.range(0, partitions).boxed().toList(), order);
+                assertTrue(result.stats().stream().anyMatch(p -> p.name().equals("map") && p.tasks() == mappers));
+            }
+            refs.forEach(ObjectRef::release);
+            assertEquals(0, cluster.objectCount(), "every intermediate object is freed");
+        } finally {
+            deleteTree(spill);
+        }
+    }
+
+    /** Map attempts per (test run, map index): the first attempt of map 0 is slow. */
+    static final ConcurrentHashMap<String, AtomicLong> ATTEMPTS = new ConcurrentHashMap<>();
+
+    @Property(tries = 8)
+    void speculationOutrunsAnInjectedStragglerWithoutDuplicateOutput(
+            @ForAll("batchStrategies") Strategy strategy, @ForAll long seed) throws IOException {
+        long[][] inputs = randomInputs(seed, 6, 200);
+        String run = "spec-" + seed + "-" + System.nanoTime();
+        Path spill = Files.createTempDirectory("croupier-shuffle");
+        try (Cluster cluster = cluster(3, spill)) {
+            List<ObjectRef<MemorySegment>> refs = new ArrayList<>();
+            for (long[] in : inputs) {
+                refs.add(cluster.put(LongBlocks.of(in)));
+            }
+            ShuffleJob<MemorySegment, MemorySegment, MemorySegment> job =
+                    ShuffleJob.<MemorySegment, MemorySegment, MemorySegment>builder()
+                    .inputs(refs)
+                    .mapper((MemorySegment in, int r) -> {
+                        long[] v = LongBlocks.values(in);
+                        if (v.length > 0 && ATTEMPTS.computeIfAbsent(run + "/" + Arrays.hashCode(v),
+                                k -> new AtomicLong()).getAndIncrement() == 0 && in == in && isFirstInput(v, inputs)) {
+                            Thread.sleep(20_000);
+                        }
+                        return LongBlocks.rangeMap(in, r);
+                    })
+                    .merger(LongBlocks::mergeBlocks)
+                    .reducer(LongBlocks::sortBlocks)
+                    .partitions(4)
+                    .strategy(strategy)
+                    .mapsPerRound(6)
+                    .speculateAfter(Duration.ofMillis(100))
+                    .build();
+            try (ShuffleResult<MemorySegment> result = job.run(cluster)) {
+                assertArrayEquals(sortedAll(inputs), LongBlocks.concat(result.values()));
+                if (inputs[0].length > 0) {
+                    assertTrue(result.speculativeDuplicates() >= 1, "the straggler was duplicated");
+                }
+            }
+        } finally {
+            deleteTree(spill);
+        }
+    }
+
+    static boolean isFirstInput(long[] v, long[][] inputs) {
+        return Arrays.equals(v, inputs[0]);
+    }
+
+    @Property(tries = 6)
+    void bestEffortMergeCancelsASlowMergeAndStaysCorrect(
+            @ForAll("pushStrategies") Strategy strategy, @ForAll long seed) throws IOException {
+        long[][] inputs = randomInputs(seed, 6, 200);
+        String run = "merge-" + seed + "-" + System.nanoTime();
+        Path spill = Files.createTempDirectory("croupier-shuffle");
+        try (Cluster cluster = cluster(2, spill)) {
+            List<ObjectRef<MemorySegment>> refs = new ArrayList<>();
+            for (long[] in : inputs) {
+                refs.add(cluster.put(LongBlocks.of(in)));
+            }
+            ShuffleJob<MemorySegment, MemorySegment, MemorySegment> job =
+                    ShuffleJob.<MemorySegment, MemorySegment, MemorySegment>builder()
+                    .inputs(refs)
+                    .mapper(LongBlocks::rangeMap)
+                    .merger((int p, List<MemorySegment> blocks) -> {
+                        if (ATTEMPTS.computeIfAbsent(run, k -> new AtomicLong()).getAndIncrement() == 0) {
+                            Thread.sleep(30_000);
+                        }
+                        return LongBlocks.mergeBlocks(p, blocks);
+                    })
+                    .reducer(LongBlocks::sortBlocks)
+                    .partitions(3)
+                    .strategy(strategy)
+                    .mapsPerRound(3)
+                    .mergeFactor(2)
+                    .bestEffortMerge(Duration.ofMillis(300))
+                    .build();
+            try (ShuffleResult<MemorySegment> result = job.run(cluster)) {
+                assertArrayEquals(sortedAll(inputs), LongBlocks.concat(result.values()));
+                assertTrue(result.bestEffortFallbacks() >= 1, "the slow merge was cancelled");
+            }
+        } finally {
+            deleteTree(spill);
+        }
+    }
+
+    @Provide
+    Arbitrary<Strategy> pushStrategies() {
+        return Arbitraries.of(Strategy.RIFFLE, Strategy.MAGNET, Strategy.PUSH_PIPELINED);
+    }
+
+    @Property(tries = 20)
+    void skewedPartitionsAreSplitAndStayCorrect(
+            @ForAll("batchStrategies") Strategy strategy, @ForAll long seed,
+            @ForAll @IntRange(min = 1, max = 8) int mappers) throws IOException {
+        Random random = new Random(seed);
+        long[][] inputs = new long[mappers][];
+        for (int m = 0; m < mappers; m++) {
+            // nearly everything falls in partition 0 of 4: values below RANGE / 4
+            inputs[m] = random.longs(300 + random.nextInt(200), 0, LongBlocks.RANGE / 4).toArray();
+        }
+        Path spill = Files.createTempDirectory("croupier-shuffle");
+        try (Cluster cluster = cluster(3, spill)) {
+            List<ObjectRef<MemorySegment>> refs = new ArrayList<>();
+            ShuffleJob<MemorySegment, MemorySegment, MemorySegment> job = sortJob(cluster, inputs, 4, strategy, refs)
+                    .splitPartitionsAbove(2048, (p, b, ways) -> LongBlocks.splitBlock(p, 4, b, ways))
+                    .build();
+            try (ShuffleResult<MemorySegment> result = job.run(cluster)) {
+                assertArrayEquals(sortedAll(inputs), LongBlocks.concat(result.values()));
+                assertTrue(result.outputs().stream().anyMatch(o -> o.partition() == 0 && o.parts() > 1),
+                        "partition 0 was split");
+            }
+        } finally {
+            deleteTree(spill);
+        }
+    }
+
+    @Property(tries = 20)
+    void streamingEndsWithTheBatchAnswerAndReportsEveryRound(
+            @ForAll long seed,
+            @ForAll @IntRange(min = 1, max = 12) int mappers,
+            @ForAll @IntRange(min = 1, max = 6) int partitions) throws IOException {
+        long[][] inputs = randomInputs(seed, mappers, 200);
+        Path spill = Files.createTempDirectory("croupier-shuffle");
+        try (Cluster cluster = cluster(3, spill)) {
+            List<ObjectRef<MemorySegment>> refs = new ArrayList<>();
+            for (long[] in : inputs) {
+                refs.add(cluster.put(LongBlocks.of(in)));
+            }
+            List<Long> partialTotals = new ArrayList<>();
+            ShuffleJob<MemorySegment, MemorySegment, Long> job = ShuffleJob.<MemorySegment, MemorySegment, Long>builder()
+                    .inputs(refs)
+                    .mapper(LongBlocks::rangeMap)
+                    .streamingReducer((int p, Long state, List<MemorySegment> blocks) ->
+                            (state == null ? 0L : state) + Arrays.stream(LongBlocks.concat(blocks)).sum())
+                    .partitions(partitions)
+                    .strategy(Strategy.STREAMING)
+                    .mapsPerRound(4)
+                    .onRound((round, rounds, states) -> partialTotals.add(states.stream().mapToLong(Long::longValue).sum()))
+                    .build();
+            try (ShuffleResult<Long> result = job.run(cluster)) {
+                long batch = Arrays.stream(inputs).flatMapToLong(Arrays::stream).sum();
+                long streamed = result.values().stream().mapToLong(Long::longValue).sum();
+                assertEquals(batch, streamed);
+                assertEquals((mappers + 3) / 4, partialTotals.size(), "one partial result per round");
+                assertEquals(batch, partialTotals.getLast());
+                for (int i = 1; i < partialTotals.size(); i++) {
+                    assertTrue(partialTotals.get(i) >= partialTotals.get(i - 1), "partial sums only grow");
+                }
+            }
+        } finally {
+            deleteTree(spill);
+        }
+    }
+
+    static void deleteTree(Path root) throws IOException {
+        try (var paths = Files.walk(root)) {
+            for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
+    }
+}
