@@ -21,6 +21,8 @@ final class ObjectEntry {
     long offset = -1;
     /** The fallback file holding the bytes, or null. */
     FallbackFile fallback;
+    /** The spill copy, or null. */
+    SpillRecord spill;
 
     boolean sealed;
     /** Removed from the table by delete; freed when the last pin goes. */
@@ -33,6 +35,10 @@ final class ObjectEntry {
     boolean spilling;
     /** A restore of this object is in flight; waiters block on the store's condition. */
     boolean restoring;
+    /** Restored by a prefetch and not read since; other prefetches do not evict it. */
+    boolean prefetched;
+    /** Tick of the last seal or unpin; orders eviction. Changed only while on no idle list. */
+    long lastUse;
 
     ObjectEntry(ObjectId id, long size) {
         this.id = id;
@@ -44,8 +50,4 @@ final class ObjectEntry {
         return offset >= 0 || fallback != null || size == 0;
     }
 
-    /** True if the object may be chosen for spilling. */
-    boolean spillable() {
-        return sealed && !deleted && !freed && offset >= 0 && pins == 0 && !spilling;
-    }
 }

@@ -2,6 +2,7 @@ package dev.croupier.objectstore;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.nio.channels.WritableByteChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Collection;
@@ -171,9 +172,11 @@ public final class ObjectStore implements AutoCloseable {
     }
 
     /**
-     * Says where a sealed object's bytes are, so another process can map them without a copy.
-     * For an object in memory the range stays valid while a {@link PinnedObject} from
-     * {@link #get} is held on it.
+     * Says where a sealed object's bytes are, so another process can map them without a copy:
+     * the memory region file, a fallback file, or (for an object spilled without compression)
+     * its spill file. For an object in memory the range stays valid while a {@link PinnedObject}
+     * from {@link #get} is held on it; a spilled object's range stays valid until it is deleted.
+     * An object spilled with LZ4 cannot be mapped: {@link #get} it first.
      *
      * @param id the object
      * @return the file, offset and length of its bytes
@@ -206,7 +209,24 @@ public final class ObjectStore implements AutoCloseable {
      */
     public CompletableFuture<Void> prefetch(Collection<ObjectId> ids) {
         Objects.requireNonNull(ids, "ids");
-        return CompletableFuture.completedFuture(null);
+        return engine.prefetch(ids);
+    }
+
+    /**
+     * Streams a sealed object's bytes to {@code target} without restoring it into memory: from
+     * memory if it is resident, else straight from its spill file (with {@code transferTo}, so the
+     * kernel can move the bytes). Used to send spilled objects to other nodes.
+     *
+     * @param id the object
+     * @param target where the bytes go; written with blocking writes
+     * @return the number of bytes sent (the object's size)
+     * @throws IOException if reading the spill file or writing the target fails
+     * @throws ObjectNotFoundException if the object does not exist or is not sealed
+     */
+    public long transferTo(ObjectId id, WritableByteChannel target) throws IOException {
+        Objects.requireNonNull(id, "id");
+        Objects.requireNonNull(target, "target");
+        return engine.transferTo(id, target);
     }
 
     /**
@@ -225,6 +245,11 @@ public final class ObjectStore implements AutoCloseable {
     @Override
     public void close() {
         engine.close();
+    }
+
+    /** Waits until no spill write is in flight; for tests that observe deferred frees. */
+    void awaitSpillIdle() throws InterruptedException {
+        engine.awaitSpillIdle();
     }
 
     @Override
@@ -357,7 +382,7 @@ public final class ObjectStore implements AutoCloseable {
                 throw new ObjectStoreException("store '" + storeName + "' cannot map " + capacityBytes
                         + " bytes of memory in memoryDirectory " + memDir + ": " + e.getMessage(), e);
             }
-            return new ObjectStore(config, new StoreEngine(storeName, dirs, region));
+            return new ObjectStore(config, new StoreEngine(storeName, dirs, region, spillFileBytes, compression));
         }
 
         private static Path defaultMemoryDirectory(long capacity, Path tmp) {

@@ -2,55 +2,120 @@ package dev.croupier.objectstore;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.channels.WritableByteChannel;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.Comparator;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The store's state machine: object table, LRU of spillable objects, allocation queue.
+ * The store's state machine: object table, LRU lists, allocation queue, spill thread, restores.
  *
- * <p>Design note: one lock guards all state (the conventions' "one lock per shared structure";
- * it is taken once per object operation, never per record). Byte copies and disk I/O happen
- * outside the lock. Allocation follows Ray's object manager: a request that does not fit waits
- * in a priority queue (task outputs before prefetches, FIFO within a priority; only the head
- * may allocate, so a big request is not starved by small ones) while spilling frees memory; when
- * nothing can be spilled and nothing is being spilled, a task output falls back to a file on
- * disk so the job keeps going, and a prefetch gives up.
+ * <p>Design note: one lock guards all state (taken once per object operation, never per
+ * record); byte copies and disk I/O happen outside it. Allocation follows Ray's object manager
+ * as the Exoshuffle paper describes it: a request that does not fit waits in a priority queue
+ * (task outputs before prefetches, FIFO within a priority; only the head allocates, so a big
+ * request is not starved) while the spill thread writes least recently used unpinned objects
+ * to fused files. Spilling also starts ahead of need once more than {@link #SPILL_THRESHOLD} of
+ * memory holds objects without a spill copy; such objects keep their memory until an
+ * allocation needs it, then are evicted at once (their copy is on disk). When nothing can be
+ * spilled, a task output falls back to a file on disk so the job keeps going, and a prefetch
+ * gives up. Spilled objects are restored by {@code get} on the caller's thread, or by the
+ * prefetch pool at low priority.
  *
- * <p>Thread-safety: thread-safe; every method takes the lock.
+ * <p>This class is longer than the house's usual size because the allocation, spill and
+ * restore paths share one lock and one set of invariants; splitting them would spread those
+ * invariants over several files.
+ *
+ * <p>Thread-safety: thread-safe.
  */
 final class StoreEngine {
 
+    /** Fraction of capacity above which objects are spilled ahead of need (Ray uses 0.8). */
+    static final double SPILL_THRESHOLD = 0.8;
+    /** Threads restoring prefetched objects. */
+    static final int PREFETCH_THREADS = 2;
+    /** Most objects per spill batch (bounds the gathering write's buffer list). */
+    static final int MAX_BATCH_OBJECTS = 1024;
+    /** Largest spill batch in bytes (before the capacity-based cap). */
+    static final long MAX_BATCH_BYTES = 64L << 20;
+    /** Smallest spill batch in bytes (before the capacity-based cap). */
+    static final long MIN_BATCH_BYTES = 8L << 20;
+
     private static final MemorySegment EMPTY = MemorySegment.ofArray(new byte[0]);
+    private static final long REGION_CLOSE_RETRY_MILLIS = 10_000;
 
     private final String name;
     private final StoreDirectories dirs;
     private final MemoryRegion region;
     private final FreeListAllocator allocator;
+    private final SpillWriter writer;
+    private final long minBatch;
+    private final long maxBatch;
 
     private final ReentrantLock lock = new ReentrantLock();
     /** Signalled whenever memory is freed, an object changes state, or the queue head changes. */
     private final Condition changed = lock.newCondition();
+    /** Signalled when the spill thread may have work. */
+    private final Condition spillWanted = lock.newCondition();
 
     private final Map<ObjectId, ObjectEntry> table = new HashMap<>();
     /** Every entry not yet freed, including deleted ones still pinned; for metrics and close. */
     private final Set<ObjectEntry> live = new LinkedHashSet<>();
-    /** Spillable entries, least recently used first. */
+    /** Resident, sealed, unpinned objects without a spill copy: spill candidates, LRU first. */
     private final LinkedHashSet<ObjectEntry> lru = new LinkedHashSet<>();
+    /**
+     * Resident, sealed, unpinned objects with a spill copy: free to evict, least recently used
+     * first. Ordered by {@link ObjectEntry#lastUse} rather than insertion, because objects enter
+     * this set when their spill write ends, which says nothing about when they were last used.
+     */
+    private final TreeSet<ObjectEntry> evictable =
+            new TreeSet<>(Comparator.comparingLong((ObjectEntry e) -> e.lastUse));
     private final PriorityQueue<AllocationRequest> queue = new PriorityQueue<>();
+    private final TreeMap<Integer, SpillFile> spillFiles = new TreeMap<>();
+    private final Thread spillThread;
+    private final ExecutorService prefetchPool;
+    private SpillLog log;
+
     private long requestSeq;
+    private long useClock;
     private long fallbackSeq;
     private boolean closed;
+    private int ioInFlight;
+    private long queuedBytes;
+    private long spillingBytes;
+    private long evictableBytes;
+    private long lruBytes;
+    /** Spill attempts failed so far; a waiter seeing this grow while it waits gets the failure. */
+    private long spillFailures;
+    private SpillFailedException lastSpillFailure;
+    /** After a failure, spilling waits for a new request or a free before trying again. */
+    private boolean spillBlocked;
 
     private long bytesInMemory;
     private long bytesFallback;
+    private long bytesOnDisk;
+    private long bytesSpilled;
+    private long bytesRestored;
+    private long spillNanos;
+    private long restoreNanos;
 
     private record AllocationRequest(Priority priority, long seq, long size) implements Comparable<AllocationRequest> {
         @Override
@@ -60,16 +125,22 @@ final class StoreEngine {
         }
     }
 
-    StoreEngine(String name, StoreDirectories dirs, MemoryRegion region) {
+    StoreEngine(String name, StoreDirectories dirs, MemoryRegion region, long spillFileBytes, Compression compression) {
         this.name = name;
         this.dirs = dirs;
         this.region = region;
         this.allocator = region.allocator();
+        this.writer = new SpillWriter(dirs.spillDir(), spillFileBytes, compression);
+        this.maxBatch = Math.max(FreeListAllocator.ALIGNMENT, Math.min(MAX_BATCH_BYTES, allocator.capacity() / 4));
+        this.minBatch = Math.min(MIN_BATCH_BYTES, Math.max(FreeListAllocator.ALIGNMENT, allocator.capacity() / 16));
+        this.spillThread = Thread.ofPlatform().daemon().name("croupier-spill-" + name).unstarted(this::spillLoop);
+        AtomicInteger threadNo = new AtomicInteger();
+        this.prefetchPool = Executors.newFixedThreadPool(PREFETCH_THREADS, r -> Thread.ofPlatform().daemon()
+                .name("croupier-prefetch-" + name + "-" + threadNo.incrementAndGet()).unstarted(r));
+        spillThread.start();
     }
 
-    String name() {
-        return name;
-    }
+    // ---------------------------------------------------------------- create, seal, abort
 
     WritableObject create(ObjectId id, long size, Priority priority) throws InterruptedException {
         ObjectEntry entry = new ObjectEntry(id, size);
@@ -83,7 +154,14 @@ final class StoreEngine {
             live.add(entry);
             if (size > 0) {
                 try {
-                    place(entry, priority);
+                    long offset = allocateInRegion(size, priority);
+                    if (offset >= 0) {
+                        entry.offset = offset;
+                        bytesInMemory += size;
+                    } else {
+                        entry.fallback = newFallback(entry);
+                        bytesFallback += size;
+                    }
                 } catch (InterruptedException | RuntimeException e) {
                     table.remove(id, entry);
                     live.remove(entry);
@@ -97,51 +175,96 @@ final class StoreEngine {
         }
     }
 
-    /** Finds room for a new object's bytes: region memory, else a fallback file. Called locked. */
-    private void place(ObjectEntry entry, Priority priority) throws InterruptedException {
-        long offset = allocateInRegion(entry.size, priority);
-        if (offset >= 0) {
-            entry.offset = offset;
-            bytesInMemory += entry.size;
-        } else {
-            entry.fallback = newFallback(entry);
-            bytesFallback += entry.size;
+    private void seal(ObjectEntry entry) {
+        lock.lock();
+        try {
+            checkOpen();
+            entry.sealed = true;
+            entry.lastUse = ++useClock;
+            if (entry.deleted) {
+                free(entry);
+            } else {
+                makeIdle(entry);
+            }
+        } finally {
+            lock.unlock();
         }
     }
 
+    private void abort(ObjectEntry entry) {
+        lock.lock();
+        try {
+            if (!closed) {
+                table.remove(entry.id, entry);
+                free(entry);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ---------------------------------------------------------------- allocation queue
+
     /**
      * Waits in the allocation queue for a region block. Returns its offset, or -1 if no block
-     * can be had without waiting forever (fall back). Called locked.
+     * can be had without waiting forever (the caller falls back or gives up). Called locked.
      */
     private long allocateInRegion(long size, Priority priority) throws InterruptedException {
-        if (FreeListAllocator.blockSize(size) > allocator.capacity()) {
+        long block = FreeListAllocator.blockSize(size);
+        if (block > allocator.capacity()) {
             return -1;
         }
         AllocationRequest request = new AllocationRequest(priority, requestSeq++, size);
+        long failuresAtStart = spillFailures;
         queue.add(request);
+        queuedBytes += block;
+        spillBlocked = false;
         try {
             while (true) {
                 checkOpen();
                 if (queue.peek() == request) {
                     long offset = allocator.allocate(size);
+                    while (offset < 0) {
+                        ObjectEntry victim = evictionVictim(priority);
+                        if (victim == null) {
+                            break;
+                        }
+                        evict(victim);
+                        offset = allocator.allocate(size);
+                    }
                     if (offset >= 0) {
                         return offset;
                     }
-                    if (!spillCanMakeRoom()) {
+                    if (spillFailures > failuresAtStart) {
+                        throw new SpillFailedException(name, lastSpillFailure.directory(),
+                                lastSpillFailure.bytesWanted(), lastSpillFailure.getCause());
+                    }
+                    if (lru.isEmpty() && spillingBytes == 0) {
                         return -1;
                     }
+                    spillWanted.signal();
                 }
                 changed.await();
             }
         } finally {
             queue.remove(request);
+            queuedBytes -= block;
             changed.signalAll();
         }
     }
 
-    /** True if waiting can free region memory: spillable objects exist or a spill is running. */
-    private boolean spillCanMakeRoom() {
-        return false;
+    /**
+     * Returns the least recently used evictable entry, or null. A prefetch never evicts another
+     * prefetched object that no task has read yet, so prefetches do not undo each other (Ray
+     * prefetches into spare memory only); task outputs may evict anything evictable.
+     */
+    private ObjectEntry evictionVictim(Priority priority) {
+        for (ObjectEntry entry : evictable) {
+            if (priority == Priority.TASK_OUTPUT || !entry.prefetched) {
+                return entry;
+            }
+        }
+        return null;
     }
 
     private FallbackFile newFallback(ObjectEntry entry) {
@@ -153,28 +276,360 @@ final class StoreEngine {
         }
     }
 
-    private MemorySegment segmentOf(ObjectEntry entry) {
-        if (entry.size == 0) {
-            return EMPTY;
+    // ---------------------------------------------------------------- state bookkeeping
+
+    /** Puts an unpinned, sealed, live entry on the list it belongs to. Called locked. */
+    private void makeIdle(ObjectEntry entry) {
+        if (entry.offset < 0 || entry.pins > 0 || entry.spilling || entry.restoring || !entry.sealed) {
+            return;
         }
-        if (entry.offset >= 0) {
-            return region.slice(entry.offset, entry.size);
+        if (entry.spill != null) {
+            evictable.add(entry);
+            evictableBytes += entry.size;
+        } else {
+            lru.add(entry);
+            lruBytes += entry.size;
+            if (wantsSpill()) {
+                spillWanted.signal();
+            }
         }
-        return entry.fallback.segment();
+        changed.signalAll();
     }
 
-    PinnedObject get(ObjectId id) {
+    /** Takes an entry off the idle lists (it is being pinned, spilled or freed). Called locked. */
+    private void makeBusy(ObjectEntry entry) {
+        if (lru.remove(entry)) {
+            lruBytes -= entry.size;
+        }
+        if (evictable.remove(entry)) {
+            evictableBytes -= entry.size;
+        }
+    }
+
+    /** Drops the memory copy of an object that has a spill copy. Called locked. */
+    private void evict(ObjectEntry entry) {
+        makeBusy(entry);
+        allocator.free(entry.offset, entry.size);
+        bytesInMemory -= entry.size;
+        bytesOnDisk += entry.size;
+        entry.offset = -1;
+    }
+
+    /** Releases the entry's memory, fallback file and spill copy. Called locked. */
+    private void free(ObjectEntry entry) {
+        if (entry.freed) {
+            return;
+        }
+        entry.freed = true;
+        makeBusy(entry);
+        live.remove(entry);
+        if (entry.offset >= 0) {
+            allocator.free(entry.offset, entry.size);
+            bytesInMemory -= entry.size;
+            entry.offset = -1;
+        } else if (entry.spill != null) {
+            bytesOnDisk -= entry.size;
+        }
+        if (entry.fallback != null) {
+            entry.fallback.close();
+            bytesFallback -= entry.size;
+            entry.fallback = null;
+        }
+        if (entry.spill != null) {
+            SpillRecord record = entry.spill;
+            entry.spill = null;
+            record.file().liveObjects--;
+            spillLog().dead(entry.id, record, entry.size);
+            deleteIfDead(record.file());
+        }
+        spillBlocked = false;
+        changed.signalAll();
+    }
+
+    private void deleteIfDead(SpillFile file) {
+        if (file.full && file.liveObjects == 0 && !file.deleted) {
+            try {
+                file.delete();
+            } catch (IOException e) {
+                throw new ObjectStoreException("store '" + name + "' cannot delete dead spill file " + file, e);
+            }
+            spillFiles.remove(file.number);
+            spillLog().fileDeleted(file.number);
+        }
+    }
+
+    private SpillLog spillLog() {
+        if (log == null) {
+            log = new SpillLog(dirs.spillDir());
+        }
+        return log;
+    }
+
+    // ---------------------------------------------------------------- spilling
+
+    private boolean wantsSpill() {
+        if (spillBlocked || lru.isEmpty()) {
+            return false;
+        }
+        return !queue.isEmpty()
+                || allocator.used() - evictableBytes - spillingBytes > SPILL_THRESHOLD * allocator.capacity();
+    }
+
+    private void spillLoop() {
+        List<ObjectEntry> batch = new ArrayList<>();
+        List<SpillWriter.Item> items = new ArrayList<>();
+        while (true) {
+            batch.clear();
+            items.clear();
+            lock.lock();
+            try {
+                while (!closed && !wantsSpill()) {
+                    spillWanted.awaitUninterruptibly();
+                }
+                if (closed) {
+                    return;
+                }
+                long target = Math.max(minBatch, Math.min(maxBatch, queuedBytes
+                        + (long) (allocator.used() - evictableBytes - SPILL_THRESHOLD * allocator.capacity())));
+                long bytes = 0;
+                Iterator<ObjectEntry> it = lru.iterator();
+                while (it.hasNext() && bytes < target && batch.size() < MAX_BATCH_OBJECTS) {
+                    ObjectEntry entry = it.next();
+                    batch.add(entry);
+                    bytes += entry.size;
+                }
+                for (ObjectEntry entry : batch) {
+                    makeBusy(entry);
+                    entry.spilling = true;
+                    items.add(new SpillWriter.Item(entry.id, region.slice(entry.offset, entry.size)));
+                }
+                spillingBytes += bytes;
+                ioInFlight++;
+            } finally {
+                lock.unlock();
+            }
+            long start = System.nanoTime();
+            SpillWriter.Result result = writer.write(items);
+            long nanos = System.nanoTime() - start;
+            lock.lock();
+            try {
+                finishSpill(batch, result, nanos);
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    private void finishSpill(List<ObjectEntry> batch, SpillWriter.Result result, long nanos) {
+        ioInFlight--;
+        spillNanos += nanos;
+        for (SpillFile file : result.newFiles()) {
+            spillFiles.put(file.number, file);
+        }
+        long failedBytes = 0;
+        for (int i = 0; i < batch.size(); i++) {
+            ObjectEntry entry = batch.get(i);
+            entry.spilling = false;
+            spillingBytes -= entry.size;
+            if (i < result.records().size()) {
+                SpillRecord record = result.records().get(i);
+                entry.spill = record;
+                record.file().liveObjects++;
+                bytesSpilled += entry.size;
+                spillLog().spilled(entry.id, record, entry.size);
+            } else {
+                failedBytes += entry.size;
+            }
+            if (entry.deleted && entry.pins == 0) {
+                free(entry);
+            } else {
+                makeIdle(entry);
+            }
+        }
+        for (SpillFile file : result.closedFiles()) {
+            file.full = true;
+            deleteIfDead(file);
+        }
+        if (result.failure() != null) {
+            spillFailures++;
+            spillBlocked = true;
+            lastSpillFailure = new SpillFailedException(name, writer.dir(), failedBytes, result.failure());
+        }
+        changed.signalAll();
+    }
+
+    // ---------------------------------------------------------------- get, restore, prefetch
+
+    PinnedObject get(ObjectId id) throws InterruptedException {
         lock.lock();
         try {
-            checkOpen();
-            ObjectEntry entry = sealedEntry(id);
-            entry.pins++;
-            lru.remove(entry);
+            ObjectEntry entry = pinResident(id, Priority.TASK_OUTPUT);
             return new Pinned(entry, segmentOf(entry).asReadOnly());
         } finally {
             lock.unlock();
         }
     }
+
+    /**
+     * Pins the object, restoring it first if it is spilled. Returns null only for a prefetch that
+     * found no memory. Called locked; releases the lock during I/O.
+     */
+    private ObjectEntry pinResident(ObjectId id, Priority priority) throws InterruptedException {
+        while (true) {
+            checkOpen();
+            ObjectEntry entry = sealedEntry(id);
+            if (entry.resident()) {
+                makeBusy(entry);
+                entry.pins++;
+                entry.prefetched = false;
+                return entry;
+            }
+            if (entry.restoring) {
+                changed.await();
+                continue;
+            }
+            entry.restoring = true;
+            entry.pins++;
+            try {
+                if (!restore(entry, priority)) {
+                    return null;
+                }
+                return entry;
+            } catch (InterruptedException | RuntimeException e) {
+                unpinLocked(entry);
+                throw e;
+            } finally {
+                entry.restoring = false;
+                changed.signalAll();
+            }
+        }
+    }
+
+    /** Reads a spilled, pinned entry back into memory. Called locked with entry.restoring set. */
+    private boolean restore(ObjectEntry entry, Priority priority) throws InterruptedException {
+        long offset = allocateInRegion(entry.size, priority);
+        FallbackFile fallback = null;
+        if (offset < 0) {
+            if (priority == Priority.PREFETCH) {
+                entry.pins--;
+                makeIdle(entry);
+                return false;
+            }
+            fallback = newFallback(entry);
+        }
+        MemorySegment target = offset >= 0 ? region.slice(offset, entry.size) : fallback.segment();
+        SpillRecord record = entry.spill;
+        ioInFlight++;
+        lock.unlock();
+        long start = System.nanoTime();
+        IOException failure = null;
+        try {
+            SpillReader.readInto(entry.id, record, target);
+        } catch (IOException e) {
+            failure = e;
+        } finally {
+            lock.lock();
+            ioInFlight--;
+            changed.signalAll();
+        }
+        if (failure != null) {
+            if (offset >= 0) {
+                allocator.free(offset, entry.size);
+            } else {
+                fallback.close();
+            }
+            throw new ObjectStoreException("store '" + name + "' cannot restore object " + entry.id
+                    + " from spill file " + record.file() + " at offset " + record.frameOffset() + ": "
+                    + failure.getMessage(), failure);
+        }
+        restoreNanos += System.nanoTime() - start;
+        bytesRestored += entry.size;
+        bytesOnDisk -= entry.size;
+        if (offset >= 0) {
+            entry.offset = offset;
+            bytesInMemory += entry.size;
+        } else {
+            entry.fallback = fallback;
+            bytesFallback += entry.size;
+        }
+        return true;
+    }
+
+    CompletableFuture<Void> prefetch(Collection<ObjectId> ids) {
+        List<CompletableFuture<Void>> futures = new ArrayList<>(ids.size());
+        for (ObjectId id : ids) {
+            futures.add(CompletableFuture.runAsync(() -> prefetchOne(id), prefetchPool));
+        }
+        return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new));
+    }
+
+    private void prefetchOne(ObjectId id) {
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            ObjectEntry entry = table.get(id);
+            if (entry == null || !entry.sealed || entry.resident()) {
+                return;
+            }
+            ObjectEntry pinned = pinResident(id, Priority.PREFETCH);
+            if (pinned != null) {
+                pinned.prefetched = true;
+                unpinLocked(pinned);
+            }
+        } catch (ObjectNotFoundException e) {
+            // deleted while the prefetch waited: nothing to restore
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    long transferTo(ObjectId id, WritableByteChannel target) throws IOException {
+        ObjectEntry entry;
+        MemorySegment resident = null;
+        SpillRecord record = null;
+        lock.lock();
+        try {
+            checkOpen();
+            entry = sealedEntry(id);
+            makeBusy(entry);
+            entry.pins++;
+            if (entry.resident()) {
+                resident = segmentOf(entry);
+            } else {
+                record = entry.spill;
+            }
+            ioInFlight++;
+        } finally {
+            lock.unlock();
+        }
+        try {
+            if (resident != null) {
+                for (long o = 0; o < entry.size; o += 1 << 30) {
+                    ByteBuffer buffer = resident.asSlice(o, Math.min(1 << 30, entry.size - o)).asByteBuffer();
+                    while (buffer.hasRemaining()) {
+                        target.write(buffer);
+                    }
+                }
+            } else {
+                SpillReader.transferTo(entry.id, record, entry.size, target);
+            }
+            return entry.size;
+        } finally {
+            lock.lock();
+            try {
+                ioInFlight--;
+                unpinLocked(entry);
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- queries, delete
 
     boolean contains(ObjectId id) {
         lock.lock();
@@ -207,7 +662,15 @@ final class StoreEngine {
             if (entry.fallback != null) {
                 return new ObjectLocation(entry.fallback.file(), 0, entry.size);
             }
-            return new ObjectLocation(region.file(), 0, 0);
+            if (entry.size == 0) {
+                return new ObjectLocation(region.file(), 0, 0);
+            }
+            if (entry.spill.compression() != Compression.NONE) {
+                throw new ObjectStoreException("object " + entry.id + " in store '" + name
+                        + "' is spilled LZ4-compressed in " + entry.spill.file()
+                        + " and cannot be mapped as it is; get() it first");
+            }
+            return new ObjectLocation(entry.spill.file().path, entry.spill.payloadOffset(), entry.size);
         } finally {
             lock.unlock();
         }
@@ -222,7 +685,7 @@ final class StoreEngine {
                 return false;
             }
             entry.deleted = true;
-            if (entry.sealed && entry.pins == 0) {
+            if (entry.sealed && entry.pins == 0 && !entry.spilling) {
                 free(entry);
             }
             return true;
@@ -242,75 +705,40 @@ final class StoreEngine {
         return entry;
     }
 
-    /** Releases the entry's memory, fallback file and spill copy. Called locked. */
-    private void free(ObjectEntry entry) {
-        if (entry.freed) {
-            return;
+    private MemorySegment segmentOf(ObjectEntry entry) {
+        if (entry.size == 0) {
+            return EMPTY;
         }
-        entry.freed = true;
-        lru.remove(entry);
-        live.remove(entry);
         if (entry.offset >= 0) {
-            allocator.free(entry.offset, entry.size);
-            bytesInMemory -= entry.size;
-            entry.offset = -1;
+            return region.slice(entry.offset, entry.size);
         }
-        if (entry.fallback != null) {
-            entry.fallback.close();
-            bytesFallback -= entry.size;
-            entry.fallback = null;
-        }
-        changed.signalAll();
-    }
-
-    private void seal(ObjectEntry entry) {
-        lock.lock();
-        try {
-            checkOpen();
-            entry.sealed = true;
-            if (entry.deleted) {
-                free(entry);
-            } else if (entry.spillable()) {
-                lru.add(entry);
-            }
-            changed.signalAll();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    private void abort(ObjectEntry entry) {
-        lock.lock();
-        try {
-            if (closed) {
-                return;
-            }
-            table.remove(entry.id, entry);
-            free(entry);
-        } finally {
-            lock.unlock();
-        }
+        return entry.fallback.segment();
     }
 
     private void unpin(ObjectEntry entry) {
         lock.lock();
         try {
-            if (closed) {
-                return;
-            }
-            entry.pins--;
-            if (entry.pins == 0) {
-                if (entry.deleted) {
-                    free(entry);
-                } else if (entry.spillable()) {
-                    lru.add(entry);
-                    changed.signalAll();
-                }
+            if (!closed) {
+                unpinLocked(entry);
             }
         } finally {
             lock.unlock();
         }
     }
+
+    private void unpinLocked(ObjectEntry entry) {
+        entry.pins--;
+        if (entry.pins == 0) {
+            entry.lastUse = ++useClock;
+            if (entry.deleted && !entry.spilling) {
+                free(entry);
+            } else {
+                makeIdle(entry);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- metrics, close
 
     StoreMetrics metrics() {
         lock.lock();
@@ -318,6 +746,7 @@ final class StoreEngine {
             long pinnedBytes = 0;
             int unsealed = 0;
             int inMemory = 0;
+            int spilled = 0;
             int fallback = 0;
             int pinned = 0;
             for (ObjectEntry e : live) {
@@ -333,39 +762,110 @@ final class StoreEngine {
                 if (e.sealed && e.offset >= 0) {
                     inMemory++;
                 }
+                if (e.sealed && !e.resident() && e.spill != null) {
+                    spilled++;
+                }
                 if (e.fallback != null) {
                     fallback++;
                 }
             }
+            long fileBytes = 0;
+            for (SpillFile file : spillFiles.values()) {
+                fileBytes += file.end();
+            }
             return new StoreMetrics(allocator.capacity(), bytesInMemory, allocator.used(), pinnedBytes,
-                    0, bytesFallback, 0, 0, 0,
-                    unsealed, inMemory, 0, fallback, pinned, queue.size(), 0, 0, 0, 0);
+                    bytesOnDisk, bytesFallback, bytesSpilled, bytesRestored, fileBytes,
+                    unsealed, inMemory, spilled, fallback, pinned, queue.size(), spillFiles.size(),
+                    spillNanos, restoreNanos, spillFailures);
         } finally {
             lock.unlock();
         }
     }
 
+    /** Waits until no spill write is in flight (tests use it to observe deferred frees). */
+    void awaitSpillIdle() throws InterruptedException {
+        lock.lock();
+        try {
+            while (spillingBytes > 0) {
+                changed.await();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Returns the store's spill directory (tests read the spill log there). */
+    Path spillDirectory() {
+        return dirs.spillDir();
+    }
+
     void close() {
-        List<ObjectEntry> all;
         lock.lock();
         try {
             if (closed) {
                 return;
             }
             closed = true;
+            spillWanted.signalAll();
             changed.signalAll();
-            all = new ArrayList<>(live);
-            for (ObjectEntry entry : all) {
+        } finally {
+            lock.unlock();
+        }
+        prefetchPool.shutdownNow();
+        boolean interrupted = false;
+        try {
+            spillThread.join();
+            prefetchPool.awaitTermination(1, TimeUnit.MINUTES);
+        } catch (InterruptedException e) {
+            interrupted = true;
+        }
+        lock.lock();
+        try {
+            while (ioInFlight > 0) {
+                changed.awaitUninterruptibly();
+            }
+            for (ObjectEntry entry : new ArrayList<>(live)) {
                 free(entry);
             }
             table.clear();
+            for (SpillFile file : spillFiles.values()) {
+                try {
+                    file.channel.close();
+                } catch (IOException e) {
+                    // the directory is deleted below; a close failure changes nothing
+                }
+            }
+            spillFiles.clear();
+            if (log != null) {
+                log.close();
+            }
         } finally {
             lock.unlock();
         }
         try {
-            region.close();
+            closeRegion();
         } finally {
             dirs.close();
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** Unmaps the region, waiting for callers' own I/O on views (which holds the mapping) to end. */
+    private void closeRegion() {
+        long deadline = System.currentTimeMillis() + REGION_CLOSE_RETRY_MILLIS;
+        while (true) {
+            try {
+                region.close();
+                return;
+            } catch (IllegalStateException e) {
+                if (System.currentTimeMillis() > deadline) {
+                    throw new ObjectStoreException("store '" + name + "' cannot unmap its memory: a view is still"
+                            + " in use by an I/O operation", e);
+                }
+                Thread.onSpinWait();
+            }
         }
     }
 

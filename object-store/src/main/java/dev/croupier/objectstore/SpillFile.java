@@ -1,0 +1,110 @@
+package dev.croupier.objectstore;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * One fused spill file: an append-only file of {@link SpillFrame frames}, written by the spill
+ * writer thread and read by restores, with a count of the live objects it holds.
+ *
+ * <p>Design note: many objects share a file so that spilling issues few, large, sequential
+ * writes (the Exoshuffle paper's "fusing"); a file is closed for appends once it reaches the
+ * store's {@code spillFileBytes}, and deleted as soon as it is closed for appends and its last
+ * object is dead (freed or restored-and-deleted). Reads use positional I/O on the same channel,
+ * so they need no lock against the appender.
+ *
+ * <p>Thread-safety: {@link #end()} and the appending methods are used by the spill writer
+ * only; the counters are guarded by the store's lock; positional reads are safe from any thread.
+ */
+final class SpillFile {
+
+    final int number;
+    final Path path;
+    final FileChannel channel;
+
+    /** Bytes of complete frames (the append position); written by the spill writer. */
+    private volatile long end;
+    /** Objects whose spill copy lives here and is not dead; guarded by the store's lock. */
+    int liveObjects;
+    /** Closed for appends; guarded by the store's lock. */
+    boolean full;
+    /** Deleted from disk; guarded by the store's lock. */
+    boolean deleted;
+
+    private SpillFile(int number, Path path, FileChannel channel, long end) {
+        this.number = number;
+        this.path = path;
+        this.channel = channel;
+        this.end = end;
+    }
+
+    /**
+     * Creates a spill file holding just its header.
+     *
+     * @param dir the store's spill directory
+     * @param number the file's sequence number
+     * @return the file
+     * @throws IOException if the header cannot be written (the file is removed again)
+     */
+    static SpillFile create(Path dir, int number) throws IOException {
+        Path path = dir.resolve(String.format("spill-%06d.dat", number));
+        FileChannel channel = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+                StandardOpenOption.WRITE);
+        try {
+            ByteBuffer header = ByteBuffer.allocate(SpillFrame.FILE_HEADER_BYTES);
+            SpillFrame.writeFileHeader(header, number, System.currentTimeMillis());
+            header.flip();
+            while (header.hasRemaining()) {
+                channel.write(header, header.position());
+            }
+            return new SpillFile(number, path, channel, SpillFrame.FILE_HEADER_BYTES);
+        } catch (IOException e) {
+            channel.close();
+            Files.deleteIfExists(path);
+            throw e;
+        }
+    }
+
+    /** Returns the length of the complete frames. */
+    long end() {
+        return end;
+    }
+
+    /** Publishes a longer end after frames up to {@code newEnd} are fully written. */
+    void advance(long newEnd) {
+        end = newEnd;
+    }
+
+    /** Cuts off a partial append after a failed write, so the file keeps only complete frames. */
+    void truncateToEnd() throws IOException {
+        channel.truncate(end);
+    }
+
+    /** Closes and deletes the file. Called under the store's lock once no reader can use it. */
+    void delete() throws IOException {
+        deleted = true;
+        channel.close();
+        Files.deleteIfExists(path);
+    }
+
+    /** Reads exactly {@code buffer.remaining()} bytes at {@code position}. */
+    void readFully(ByteBuffer buffer, long position) throws IOException {
+        long p = position;
+        while (buffer.hasRemaining()) {
+            int n = channel.read(buffer, p);
+            if (n < 0) {
+                throw new IOException("spill file " + path + " ends at " + p + " before the frame does");
+            }
+            p += n;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return path.toString();
+    }
+}

@@ -1,0 +1,133 @@
+package dev.croupier.objectstore;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * Byte layout of a fused spill file: a file header, then one frame per spilled object, each a
+ * frame header followed by the object's stored payload, padded to {@link #ALIGNMENT}.
+ *
+ * <pre>
+ * file header (64 bytes, at offset 0)
+ *  0                   4                   8                  12                  16
+ *  +-------------------+-------------------+-------------------+-------------------+
+ *  | magic "CRSF" (4)  | version = 1 (u16) | header len 64(u16)| file number (u32) |
+ *  +-------------------+-------------------+-------------------+-------------------+
+ *  | created, epoch millis (u64)           | reserved, zero (40 bytes) ...         |
+ *  +---------------------------------------+---------------------------------------+
+ *
+ * frame (at a multiple of 64)
+ *  0                   4         6    7    8                                     24
+ *  +-------------------+---------+----+----+-------------------------------------+
+ *  | magic "CROB" (4)  | ver=1   |codc|rsvd| object id: high (u64), low (u64)     |
+ *  +-------------------+---------+----+----+-------------------------------------+
+ *  | raw length (u64)  | stored length (u64)| reserved, zero (u64)               |
+ *  +-------------------+-------------------+-------------------------------------+  48
+ *  | payload: stored length bytes ... | zero padding to a multiple of 64         |
+ *  +----------------------------------+------------------------------------------+
+ *
+ * LZ4 payload (codec 1): chunks, each
+ *  +-------------------+-------------------+----------------------+
+ *  | raw len (u32)     | stored len (u32)  | LZ4 block (stored)   |
+ *  +-------------------+-------------------+----------------------+
+ * </pre>
+ *
+ * All integers little-endian. Codec 0 is raw bytes ({@link Compression#NONE}), 1 is LZ4 fast
+ * blocks of at most {@link #LZ4_CHUNK_BYTES} raw bytes. A raw payload is the object's bytes
+ * exactly, so another process can map (file, payload offset, raw length) read-only. The file is
+ * never rewritten in place; a failed append is cut off by truncation, so a file only ever holds
+ * complete frames.
+ *
+ * <p>Thread-safety: stateless; safe from any thread.
+ */
+final class SpillFrame {
+
+    /** Format version written in the file header and every frame. */
+    static final short VERSION = 1;
+    /** File header size. */
+    static final int FILE_HEADER_BYTES = 64;
+    /** Frame header size; the payload follows at once. */
+    static final int FRAME_HEADER_BYTES = 48;
+    /** Frames start at multiples of this. */
+    static final int ALIGNMENT = 64;
+    /** Raw bytes per LZ4 chunk. */
+    static final int LZ4_CHUNK_BYTES = 1 << 20;
+    /** Size of an LZ4 chunk header. */
+    static final int LZ4_CHUNK_HEADER_BYTES = 8;
+
+    static final int FILE_MAGIC = 0x46535243; // "CRSF" little-endian
+    static final int FRAME_MAGIC = 0x424F5243; // "CROB" little-endian
+
+    private SpillFrame() {
+    }
+
+    /** Bytes from a frame's start to the next frame's start. */
+    static long frameBytes(long storedLength) {
+        long end = FRAME_HEADER_BYTES + storedLength;
+        return (end + ALIGNMENT - 1) & -ALIGNMENT;
+    }
+
+    static byte codecOf(Compression compression) {
+        return (byte) compression.ordinal();
+    }
+
+    static Compression compressionOf(byte codec) {
+        Compression[] all = Compression.values();
+        if (codec < 0 || codec >= all.length) {
+            throw new IllegalArgumentException("unknown spill codec " + codec);
+        }
+        return all[codec];
+    }
+
+    /** Writes the file header into {@code out} (position advanced by 64). */
+    static void writeFileHeader(ByteBuffer out, int fileNumber, long createdMillis) {
+        ByteBuffer b = out.order(ByteOrder.LITTLE_ENDIAN);
+        int start = b.position();
+        b.putInt(FILE_MAGIC).putShort(VERSION).putShort((short) FILE_HEADER_BYTES).putInt(fileNumber)
+                .putLong(createdMillis);
+        while (b.position() < start + FILE_HEADER_BYTES) {
+            b.put((byte) 0);
+        }
+    }
+
+    /** Writes a frame header into {@code out} (position advanced by 48). */
+    static void writeFrameHeader(ByteBuffer out, ObjectId id, Compression compression, long rawLength,
+                                 long storedLength) {
+        out.order(ByteOrder.LITTLE_ENDIAN)
+                .putInt(FRAME_MAGIC).putShort(VERSION).put(codecOf(compression)).put((byte) 0)
+                .putLong(id.high()).putLong(id.low())
+                .putLong(rawLength).putLong(storedLength).putLong(0);
+    }
+
+    /**
+     * Checks a frame header read back from a spill file against what the store expects there.
+     *
+     * @param header 48 bytes read at {@code frameOffset}
+     * @param file the file, for the message
+     * @param frameOffset the frame's offset, for the message
+     * @param expected the object the store put there
+     * @param rawLength its size
+     * @throws ObjectStoreException naming the file, offset and field if anything differs
+     */
+    static void checkFrameHeader(ByteBuffer header, String file, long frameOffset, ObjectId expected,
+                                 long rawLength) {
+        ByteBuffer b = header.order(ByteOrder.LITTLE_ENDIAN);
+        int magic = b.getInt(0);
+        short version = b.getShort(4);
+        ObjectId id = new ObjectId(b.getLong(8), b.getLong(16));
+        long raw = b.getLong(24);
+        String where = "spill file " + file + " frame at offset " + frameOffset;
+        if (magic != FRAME_MAGIC) {
+            throw new ObjectStoreException(where + ": bad magic 0x" + Integer.toHexString(magic));
+        }
+        if (version != VERSION) {
+            throw new ObjectStoreException(where + ": unsupported version " + version);
+        }
+        if (!id.equals(expected)) {
+            throw new ObjectStoreException(where + ": holds object " + id + ", expected " + expected);
+        }
+        if (raw != rawLength) {
+            throw new ObjectStoreException(where + ": raw length " + raw + ", expected " + rawLength);
+        }
+    }
+}
