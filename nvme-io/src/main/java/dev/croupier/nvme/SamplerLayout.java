@@ -1,0 +1,104 @@
+package dev.croupier.nvme;
+
+/**
+ * How a sampler divides its memory limit: rows per chunk, the size of a read, and how many
+ * rows each of the two workspaces holds.
+ *
+ * <p>Design note: the budget is spent on (a) one aligned I/O buffer per reader thread, big
+ * enough for the widest sector-aligned read of one chunk, and (b) two workspaces, each a
+ * prefix of {@code maxBatchRows} rows (where the unread tail of the previous workspace is
+ * copied so a batch that crosses workspaces is still one contiguous segment) followed by the
+ * body of {@code workspaceRows} rows, plus the workspace's fill plan (a chunk index and a
+ * first-slot ordinal per chunk). The body is the largest that fits, capped at the row count
+ * because a bigger workspace adds nothing but memory. Every allocation is counted with the
+ * slack an aligned allocation may need, so the sum never exceeds the limit. Immutable.
+ *
+ * @param rowsPerChunk rows read by one I/O
+ * @param chunkCount number of chunks in the file ({@code ceil(rowCount / rowsPerChunk)})
+ * @param maxReadBytes widest aligned read of one chunk
+ * @param prefixRows rows in each workspace's prefix ({@code maxBatchRows})
+ * @param workspaceRows rows in each workspace's body
+ * @param planChunks most chunks one workspace fill may hold
+ * @param ioAlignment alignment of reads: offset, length and buffer address
+ */
+record SamplerLayout(int rowsPerChunk, long chunkCount, int maxReadBytes, int prefixRows,
+                     int workspaceRows, int planChunks, int ioAlignment) {
+
+    /** Alignment of workspace memory: a cache line. */
+    static final int WORKSPACE_ALIGNMENT = 64;
+
+    /** Bytes per planned chunk: a {@code long} chunk index and an {@code int} first slot. */
+    private static final int PLAN_BYTES_PER_CHUNK = Long.BYTES + Integer.BYTES;
+
+    static SamplerLayout compute(int rowSize, long rowCount, int maxBatchRows, long memoryLimit,
+                                 int readerThreads, int chunkBytes, int ioAlignment) {
+        int rowsPerChunk = (int) Math.max(1, Math.min(rowCount, chunkBytes / rowSize));
+        long chunkCount = ceilDiv(rowCount, rowsPerChunk);
+        // A chunk's first row may start anywhere inside a sector unless rows are whole sectors.
+        long lead = rowSize % ioAlignment == 0 ? 0 : ioAlignment - 1;
+        long maxRead = alignUp(lead + (long) rowsPerChunk * rowSize, ioAlignment);
+        if (maxRead > Integer.MAX_VALUE - ioAlignment) {
+            throw new IllegalArgumentException("chunk of " + rowsPerChunk + " rows of " + rowSize
+                    + " bytes needs reads of " + maxRead + " bytes; must be below 2 GiB");
+        }
+        long minRows = (long) maxBatchRows + rowsPerChunk;
+        long cap = Math.max(minRows, Math.min(rowCount, Integer.MAX_VALUE / 2));
+        SamplerLayout smallest = of(rowSize, rowsPerChunk, chunkCount, (int) maxRead, maxBatchRows,
+                (int) minRows, ioAlignment);
+        long needed = smallest.allocatedBytes(rowSize, readerThreads);
+        if (needed > memoryLimit) {
+            throw new IllegalArgumentException("memoryLimit = " + memoryLimit + " bytes is too small for two"
+                    + " workspaces of " + (maxBatchRows + minRows) + " rows of " + rowSize + " bytes each (a prefix"
+                    + " of maxBatchRows = " + maxBatchRows + " rows and a body of one batch plus one chunk of "
+                    + rowsPerChunk + " rows) and " + readerThreads + " read buffers of " + maxRead
+                    + " bytes; needs at least " + needed + " bytes");
+        }
+        // Largest body that fits: allocatedBytes is monotone in workspaceRows.
+        long lo = minRows;
+        long hi = cap;
+        while (lo < hi) {
+            long mid = lo + (hi - lo + 1) / 2;
+            SamplerLayout candidate = of(rowSize, rowsPerChunk, chunkCount, (int) maxRead, maxBatchRows,
+                    (int) mid, ioAlignment);
+            if (candidate.allocatedBytes(rowSize, readerThreads) <= memoryLimit) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        return of(rowSize, rowsPerChunk, chunkCount, (int) maxRead, maxBatchRows, (int) lo, ioAlignment);
+    }
+
+    private static SamplerLayout of(int rowSize, int rowsPerChunk, long chunkCount, int maxRead,
+                                    int prefixRows, int workspaceRows, int ioAlignment) {
+        // Full chunks fill a workspace in workspaceRows / rowsPerChunk; the short last chunk may be
+        // drawn more than once with replacement, so leave room for twice as many before stopping.
+        int planChunks = (int) Math.min(workspaceRows, 2L * ceilDiv(workspaceRows, rowsPerChunk) + 2);
+        return new SamplerLayout(rowsPerChunk, chunkCount, maxRead, prefixRows, workspaceRows, planChunks,
+                ioAlignment);
+    }
+
+    long workspaceBytes(int rowSize) {
+        return ((long) prefixRows + workspaceRows) * rowSize;
+    }
+
+    /** Everything the sampler allocates, including alignment slack. */
+    long allocatedBytes(int rowSize, int readerThreads) {
+        long io = (long) readerThreads * (maxReadBytes + ioAlignment - 1);
+        long workspace = workspaceBytes(rowSize) + WORKSPACE_ALIGNMENT - 1;
+        long plan = (long) planChunks * PLAN_BYTES_PER_CHUNK;
+        return io + 2 * (workspace + plan);
+    }
+
+    static long alignUp(long value, long alignment) {
+        return ceilDiv(value, alignment) * alignment;
+    }
+
+    static long alignDown(long value, long alignment) {
+        return value - value % alignment;
+    }
+
+    private static long ceilDiv(long a, long b) {
+        return (a + b - 1) / b;
+    }
+}
