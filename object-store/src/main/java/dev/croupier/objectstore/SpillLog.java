@@ -1,9 +1,12 @@
 package dev.croupier.objectstore;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import net.openhft.chronicle.bytes.Bytes;
+import net.openhft.chronicle.core.io.BackgroundResourceReleaser;
 import net.openhft.chronicle.queue.ChronicleQueue;
 import net.openhft.chronicle.queue.ExcerptAppender;
 import net.openhft.chronicle.queue.ExcerptTailer;
@@ -70,14 +73,38 @@ final class SpillLog implements AutoCloseable {
                  Compression compression) {
     }
 
+    /**
+     * Free space below which the log stops appending. Chronicle writes through mappings of
+     * sparse files, so a write into a full file system faults instead of failing cleanly; the
+     * log is advisory (the store's own table is the truth), so it stops rather than risk that.
+     */
+    static final long RESERVE_BYTES = 4L << 20;
+
+    private final Path dir;
     private final ChronicleQueue queue;
     private final ExcerptAppender appender;
     private long records;
+    private boolean stopped;
 
     SpillLog(Path spillDir) {
-        this.queue = open(spillDir.resolve(DIRECTORY), false);
-        this.appender = queue.createAppender();
-        appender.singleThreadedCheckDisabled(true);
+        this.dir = spillDir.resolve(DIRECTORY);
+        ChronicleQueue q = null;
+        ExcerptAppender a = null;
+        try {
+            q = open(dir, false);
+            a = q.createAppender();
+            a.singleThreadedCheckDisabled(true);
+        } catch (InternalError | RuntimeException e) {
+            // cannot create the queue (for example on a full disk): run without a log
+            if (q != null) {
+                q.close();
+            }
+            q = null;
+            a = null;
+        }
+        this.queue = q;
+        this.appender = a;
+        this.stopped = q == null;
     }
 
     private static ChronicleQueue open(Path dir, boolean readOnly) {
@@ -104,8 +131,35 @@ final class SpillLog implements AutoCloseable {
         return records;
     }
 
+    /** True once the log stopped appending because its disk was nearly full or a write faulted. */
+    boolean stopped() {
+        return stopped;
+    }
+
     private void append(byte kind, int fileNumber, ObjectId id, long frameOffset, long rawLength,
                         long storedLength, Compression compression) {
+        if (stopped) {
+            return;
+        }
+        try {
+            if (Files.getFileStore(dir).getUsableSpace() < RESERVE_BYTES) {
+                stopped = true;
+                return;
+            }
+        } catch (IOException e) {
+            stopped = true;
+            return;
+        }
+        try {
+            write(kind, fileNumber, id, frameOffset, rawLength, storedLength, compression);
+        } catch (InternalError | RuntimeException e) {
+            // a fault in the mapped queue file: stop logging, the store itself is unaffected
+            stopped = true;
+        }
+    }
+
+    private void write(byte kind, int fileNumber, ObjectId id, long frameOffset, long rawLength,
+                       long storedLength, Compression compression) {
         try (DocumentContext dc = appender.writingDocument()) {
             Bytes<?> b = dc.wire().bytes();
             b.writeByte(VERSION).writeByte(kind).writeByte(SpillFrame.codecOf(compression)).writeByte((byte) 0)
@@ -152,7 +206,17 @@ final class SpillLog implements AutoCloseable {
 
     @Override
     public void close() {
-        appender.close();
-        queue.close();
+        if (queue != null) {
+            try {
+                appender.close();
+                queue.close();
+                // Chronicle unmaps closed files on a background thread; wait for it, so the
+                // store's files are really gone (and their file system unmountable) at close
+                BackgroundResourceReleaser.releasePendingResources();
+            } catch (InternalError | RuntimeException e) {
+                // the store deletes the queue's files next; a failed close loses nothing
+                stopped = true;
+            }
+        }
     }
 }
