@@ -26,19 +26,13 @@ import dev.croupier.objectstore.StoreMetrics;
 import java.io.IOException;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
@@ -62,13 +56,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * them, by re-running their creators recursively. Callbacks run on the thread that settled an
  * entry, through a per-thread trampoline so long chains never deepen the stack.
  *
- * <p>Longer than most classes because the task life cycle (submit, place, run, complete, fail,
- * retry, cancel, rebuild) reads best in one place. Thread-safe.
+ * <p>Placement lives in {@link Placement}, the worker side of an attempt in
+ * {@link AttemptRunner}, {@code wait} in {@link WaitSet}. What stays here is the owner's state
+ * machine (submit, complete, fail, retry, cancel, rebuild, free), longer than most classes
+ * because it reads best in one place. Thread-safe.
  */
 public final class EmbeddedCluster implements Cluster {
 
-    private static final ThreadLocal<ArrayDeque<Runnable>> TRAMPOLINE = new ThreadLocal<>();
-    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
     private final ClusterConfig config;
     private final ValueCodecs codecs;
@@ -77,17 +71,35 @@ public final class EmbeddedCluster implements Cluster {
     private final AtomicLong nextObject = new AtomicLong();
     private final AtomicLong nextTask = new AtomicLong();
     private final AtomicLong completionSeq = new AtomicLong();
-    private final AtomicInteger roundRobin = new AtomicInteger();
     private final AtomicInteger incarnations = new AtomicInteger();
     private final ConcurrentHashMap<ObjectId, ObjectEntry> table = new ConcurrentHashMap<>();
     private final CopyOnWriteArrayList<Node> nodes = new CopyOnWriteArrayList<>();
     private final TaskStatsRecorder stats = new TaskStatsRecorder();
     private final Path spillRoot;
+    private final Placement placement;
+    private final AttemptRunner runner;
     private volatile boolean closed;
 
     public EmbeddedCluster(ClusterConfig config) {
         this.config = config;
         this.codecs = new ValueCodecs(config.codecs(), config.serializableAllowList());
+        this.placement = new Placement(nodes, config.smallObjectBytes());
+        this.runner = new AttemptRunner(codecs, transport, stats, new AttemptRunner.Outcomes() {
+            @Override
+            public void complete(TaskSpec.Attempt attempt, long[] sizes) {
+                EmbeddedCluster.this.complete(attempt, sizes);
+            }
+
+            @Override
+            public void requeue(TaskSpec.Attempt attempt, ObjectEntry lost) {
+                EmbeddedCluster.this.requeue(attempt, lost);
+            }
+
+            @Override
+            public void failed(TaskSpec.Attempt attempt, Throwable error) {
+                attemptFailed(attempt, error);
+            }
+        });
         try {
             Path base = config.spillDirectory() != null
                     ? config.spillDirectory() : Path.of(System.getProperty("java.io.tmpdir"));
@@ -116,7 +128,7 @@ public final class EmbeddedCluster implements Cluster {
         if (config.memoryDirectory() != null) {
             store.memoryDirectory(config.memoryDirectory());
         }
-        return new Node(id, config.cpusPerNode(), new NodeStore(store.build(), config.smallObjectBytes()), this::run);
+        return new Node(id, config.cpusPerNode(), new NodeStore(store.build(), config.smallObjectBytes()), runner::run);
     }
 
     Executor callbacks() {
@@ -269,7 +281,7 @@ public final class EmbeddedCluster implements Cluster {
 
     private void schedule(TaskSpec spec, int gen) {
         while (true) {
-            Node node = place(spec);
+            Node node = placement.place(spec);
             if (node == null) {
                 String why = spec.affinity == Affinity.HARD && spec.affinityNode >= 0
                         ? "node " + spec.affinityNode + " (hard affinity) is not alive"
@@ -321,183 +333,6 @@ public final class EmbeddedCluster implements Cluster {
         }
     }
 
-    /**
-     * Placement: hard affinity, then soft affinity, then the node holding the most argument
-     * bytes (only when that is at least one store-sized object: moving small values is cheaper
-     * than piling work onto one node), then the least loaded node.
-     */
-    private Node place(TaskSpec spec) {
-        if (spec.affinityNode >= 0) {
-            Node n = spec.affinityNode < nodes.size() ? nodes.get(spec.affinityNode) : null;
-            if (n != null && n.alive()) {
-                return n;
-            }
-            if (spec.affinity == Affinity.HARD) {
-                return null;
-            }
-        }
-        if (spec.deps.length > 0) {
-            Map<Node, Long> bytes = new HashMap<>();
-            for (ObjectEntry dep : spec.deps) {
-                long size = dep.size();
-                for (Node n : dep.liveLocations()) {
-                    bytes.merge(n, size, Long::sum);
-                }
-            }
-            Node best = null;
-            long bestBytes = Math.max(1, config.smallObjectBytes()) - 1;
-            for (Map.Entry<Node, Long> e : bytes.entrySet()) {
-                if (e.getValue() > bestBytes || e.getValue() == bestBytes && best != null && e.getKey().load() < best.load()) {
-                    best = e.getKey();
-                    bestBytes = e.getValue();
-                }
-            }
-            if (best != null) {
-                return best;
-            }
-        }
-        return leastLoaded();
-    }
-
-    private Node leastLoaded() {
-        int size = nodes.size();
-        int start = Math.floorMod(roundRobin.getAndIncrement(), size);
-        Node best = null;
-        double bestLoad = Double.MAX_VALUE;
-        for (int i = 0; i < size; i++) {
-            Node n = nodes.get((start + i) % size);
-            if (n.alive()) {
-                double load = n.load();
-                if (load < bestLoad) {
-                    best = n;
-                    bestLoad = load;
-                }
-            }
-        }
-        return best;
-    }
-
-    // ---------------------------------------------------------------- execution on a node
-
-    /** Runs one attempt on its node's worker thread. */
-    private void run(TaskSpec.Attempt attempt) {
-        TaskSpec spec = attempt.spec;
-        Node node = attempt.node;
-        synchronized (spec) {
-            if (spec.current != attempt || spec.state != TaskSpec.State.QUEUED) {
-                node.finished(attempt);
-                return;
-            }
-            spec.state = TaskSpec.State.RUNNING;
-            attempt.runner = Thread.currentThread();
-        }
-        long start = System.nanoTime();
-        long cpuStart = THREADS.getCurrentThreadCpuTime();
-        List<NodeStore.Reading> pins = new ArrayList<>(0);
-        long[] bytesIn = {0};
-        long[] sizes = null;
-        LostArgument lost = null;
-        Throwable error = null;
-        try {
-            Object[] values = new Object[spec.args.length];
-            for (int i = 0; i < values.length; i++) {
-                Object arg = spec.args[i];
-                if (arg instanceof LocalObjectRef<?> ref) {
-                    values[i] = readArgument(ref.entry, node, pins, bytesIn);
-                } else if (arg instanceof RefList<?> list) {
-                    List<Object> items = new ArrayList<>(list.refs().size());
-                    for (ObjectRef<?> r : list.refs()) {
-                        items.add(readArgument(((LocalObjectRef<?>) r).entry, node, pins, bytesIn));
-                    }
-                    values[i] = items;
-                } else {
-                    values[i] = arg;
-                }
-            }
-            sizes = storeOutputs(spec, node, spec.invocation.invoke(values));
-        } catch (LostArgument e) {
-            lost = e;
-        } catch (Throwable t) {
-            error = t;
-        } finally {
-            pins.forEach(NodeStore.Reading::close);
-            synchronized (spec) {
-                attempt.runner = null;
-            }
-            Thread.interrupted();
-        }
-        // Stats first, so that whoever the outcome wakes up already sees this execution.
-        stats.record(spec.name, node.id, error != null, start - attempt.readyNanos, System.nanoTime() - start,
-                THREADS.getCurrentThreadCpuTime() - cpuStart, bytesIn[0], sizes == null ? 0 : Arrays.stream(sizes).sum());
-        try {
-            if (lost != null) {
-                requeue(attempt, lost.entry);
-            } else if (error != null) {
-                attemptFailed(attempt, error);
-            } else {
-                complete(attempt, sizes);
-            }
-        } finally {
-            node.finished(attempt);
-        }
-    }
-
-    /** An argument is on no live node: the task goes back to waiting while it is rebuilt. */
-    private static final class LostArgument extends Exception {
-        private static final long serialVersionUID = 1L;
-        final transient ObjectEntry entry;
-
-        LostArgument(ObjectEntry entry) {
-            super(null, null, false, false);
-            this.entry = entry;
-        }
-    }
-
-    private Object readArgument(ObjectEntry entry, Node node, List<NodeStore.Reading> pins, long[] bytesIn)
-            throws InterruptedException, LostArgument {
-        while (true) {
-            NodeStore.Reading reading = node.store().open(entry.id);
-            if (reading != null) {
-                bytesIn[0] += reading.frame().byteSize();
-                if (ValueCodecs.isView(reading.frame())) {
-                    pins.add(reading);
-                    return codecs.decode(reading.frame());
-                }
-                try (reading) {
-                    return codecs.decode(reading.frame());
-                }
-            }
-            Node source = entry.liveLocation(node);
-            if (source == node) {
-                entry.removeLocation(node);
-                source = entry.liveLocation(node);
-            }
-            if (source == null) {
-                throw new LostArgument(entry);
-            }
-            if (transport.fetch(entry.id, source, node) >= 0 && !entry.addLocation(node)) {
-                node.store().delete(entry.id);
-            }
-        }
-    }
-
-    private long[] storeOutputs(TaskSpec spec, Node node, Object result) throws InterruptedException {
-        ObjectEntry[] outputs = spec.outputs;
-        long[] sizes = new long[outputs.length];
-        if (!spec.multiReturn) {
-            sizes[0] = node.store().put(outputs[0].id, codecs.encode(result));
-            return sizes;
-        }
-        if (!(result instanceof List<?> values) || values.size() != outputs.length) {
-            throw new CroupierException(ErrorCode.BAD_INPUT, spec + " has numReturns(" + outputs.length
-                    + ") but returned " + (result instanceof List<?> l ? "a List of " + l.size() : String.valueOf(result)));
-        }
-        for (int i = 0; i < outputs.length; i++) {
-            sizes[i] = node.store().put(outputs[i].id, codecs.encode(values.get(i)));
-        }
-        return sizes;
-    }
-
     private void complete(TaskSpec.Attempt attempt, long[] sizes) {
         TaskSpec spec = attempt.spec;
         Node node = attempt.node;
@@ -522,7 +357,7 @@ public final class EmbeddedCluster implements Cluster {
             if (waiters == ObjectEntry.REJECTED) {
                 discardOutputs(node, new ObjectEntry[] {out});
             } else {
-                runAll(waiters);
+                Trampoline.runAll(waiters);
                 if (out.unneeded()) {
                     freeEntry(out);
                 }
@@ -600,7 +435,7 @@ public final class EmbeddedCluster implements Cluster {
 
     private void failOutputs(TaskSpec spec, CroupierException error) {
         for (ObjectEntry out : spec.outputs) {
-            runAll(out.markFailed(error, completionSeq.incrementAndGet()));
+            Trampoline.runAll(out.markFailed(error, completionSeq.incrementAndGet()));
             if (out.unneeded()) {
                 freeEntry(out);
             }
@@ -625,7 +460,7 @@ public final class EmbeddedCluster implements Cluster {
         table.put(entry.id, entry);
         TaskSpec creator = entry.creator;
         if (creator == null) {
-            runAll(entry.markFailed(new ObjectLostException(entry + " was on no live node; objects made by"
+            Trampoline.runAll(entry.markFailed(new ObjectLostException(entry + " was on no live node; objects made by"
                     + " put cannot be rebuilt"), completionSeq.incrementAndGet()));
             return;
         }
@@ -642,7 +477,7 @@ public final class EmbeddedCluster implements Cluster {
             }
         }
         if (exhausted) {
-            runAll(entry.markFailed(new TaskFailedException(creator.name, -1, entry + " was lost and "
+            Trampoline.runAll(entry.markFailed(new TaskFailedException(creator.name, -1, entry + " was lost and "
                     + creator + " has used its " + creator.maxRetries + " retries", null),
                     completionSeq.incrementAndGet()));
         } else if (resubmit) {
@@ -660,7 +495,7 @@ public final class EmbeddedCluster implements Cluster {
         ensureOpen();
         ValueCodecs.Encoded encoded = codecs.encode(value);
         while (true) {
-            Node node = leastLoaded();
+            Node node = placement.leastLoaded();
             if (node == null) {
                 throw new CroupierException(ErrorCode.CLOSED, "no node is alive to put a value on");
             }
@@ -766,57 +601,7 @@ public final class EmbeddedCluster implements Cluster {
             entryOf(ref, "wait");
             locals.add((LocalObjectRef<T>) ref);
         }
-        Object signal = new Object();
-        Runnable wake = () -> {
-            synchronized (signal) {
-                signal.notifyAll();
-            }
-        };
-        for (LocalObjectRef<T> ref : locals) {
-            if (!ref.entry.isDone()) {
-                ref.entry.whenSettled(wake);
-            }
-        }
-        long deadline = System.nanoTime() + timeout.toNanos();
-        synchronized (signal) {
-            while (countDone(locals) < numReady) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    break;
-                }
-                try {
-                    signal.wait(Math.max(1, Math.min(left / 1_000_000, 100)));
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new CroupierException(ErrorCode.CANCELLED, "interrupted in wait", e);
-                }
-            }
-        }
-        List<LocalObjectRef<T>> done = new ArrayList<>();
-        for (LocalObjectRef<T> ref : locals) {
-            if (ref.entry.isDone()) {
-                done.add(ref);
-            }
-        }
-        done.sort(Comparator.comparingLong(r -> r.entry.completionSeq()));
-        List<ObjectRef<T>> ready = new ArrayList<>(done.subList(0, Math.min(numReady, done.size())));
-        List<ObjectRef<T>> pending = new ArrayList<>(refs.size() - ready.size());
-        for (LocalObjectRef<T> ref : locals) {
-            if (!ready.contains(ref)) {
-                pending.add(ref);
-            }
-        }
-        return new WaitResult<>(ready, pending);
-    }
-
-    private static int countDone(List<? extends LocalObjectRef<?>> refs) {
-        int n = 0;
-        for (LocalObjectRef<?> r : refs) {
-            if (r.entry.isDone()) {
-                n++;
-            }
-        }
-        return n;
+        return WaitSet.await(locals, numReady, timeout);
     }
 
     @Override
@@ -959,7 +744,7 @@ public final class EmbeddedCluster implements Cluster {
         }
         CroupierException gone = new CroupierException(ErrorCode.CLOSED, "the cluster was closed");
         for (ObjectEntry e : table.values()) {
-            runAll(e.markFailed(gone, completionSeq.incrementAndGet()));
+            Trampoline.runAll(e.markFailed(gone, completionSeq.incrementAndGet()));
         }
         table.clear();
         deleteTree(spillRoot);
@@ -976,41 +761,6 @@ public final class EmbeddedCluster implements Cluster {
     private void ensureOpen() {
         if (closed) {
             throw new CroupierException(ErrorCode.CLOSED, "the cluster is closed");
-        }
-    }
-
-    /** Runs waiters; nested calls on the same thread queue instead of recursing. */
-    private static void runAll(List<Runnable> waiters) {
-        if (waiters == null || waiters.isEmpty()) {
-            return;
-        }
-        ArrayDeque<Runnable> queue = TRAMPOLINE.get();
-        if (queue != null) {
-            queue.addAll(waiters);
-            return;
-        }
-        queue = new ArrayDeque<>(waiters);
-        TRAMPOLINE.set(queue);
-        RuntimeException first = null;
-        try {
-            Runnable r;
-            while ((r = queue.poll()) != null) {
-                try {
-                    r.run();
-                } catch (RuntimeException e) {
-                    // Every waiter must run, or the tasks behind it would wait forever.
-                    if (first == null) {
-                        first = e;
-                    } else {
-                        first.addSuppressed(e);
-                    }
-                }
-            }
-        } finally {
-            TRAMPOLINE.remove();
-        }
-        if (first != null) {
-            throw first;
         }
     }
 }

@@ -1,0 +1,81 @@
+package dev.croupier.futures.internal;
+
+import dev.croupier.futures.Affinity;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Chooses the node of a task whose arguments are ready. Reads node loads and object locations
+ * without locking them together: a placement may be slightly stale, never wrong (a dead choice
+ * is retried by the caller). Thread-safe.
+ */
+final class Placement {
+
+    private final List<Node> nodes;
+    private final int smallObjectBytes;
+    private final AtomicInteger roundRobin = new AtomicInteger();
+
+    /** {@code nodes} is the cluster's live list (index = node id), read on every call. */
+    Placement(List<Node> nodes, int smallObjectBytes) {
+        this.nodes = nodes;
+        this.smallObjectBytes = smallObjectBytes;
+    }
+
+    /**
+     * Placement: hard affinity, then soft affinity, then the node holding the most argument
+     * bytes (only when that is at least one store-sized object: moving small values is cheaper
+     * than piling work onto one node), then the least loaded node.
+     */
+    Node place(TaskSpec spec) {
+        if (spec.affinityNode >= 0) {
+            Node n = spec.affinityNode < nodes.size() ? nodes.get(spec.affinityNode) : null;
+            if (n != null && n.alive()) {
+                return n;
+            }
+            if (spec.affinity == Affinity.HARD) {
+                return null;
+            }
+        }
+        if (spec.deps.length > 0) {
+            Map<Node, Long> bytes = new HashMap<>();
+            for (ObjectEntry dep : spec.deps) {
+                long size = dep.size();
+                for (Node n : dep.liveLocations()) {
+                    bytes.merge(n, size, Long::sum);
+                }
+            }
+            Node best = null;
+            long bestBytes = Math.max(1, smallObjectBytes) - 1;
+            for (Map.Entry<Node, Long> e : bytes.entrySet()) {
+                if (e.getValue() > bestBytes || e.getValue() == bestBytes && best != null && e.getKey().load() < best.load()) {
+                    best = e.getKey();
+                    bestBytes = e.getValue();
+                }
+            }
+            if (best != null) {
+                return best;
+            }
+        }
+        return leastLoaded();
+    }
+
+    Node leastLoaded() {
+        int size = nodes.size();
+        int start = Math.floorMod(roundRobin.getAndIncrement(), size);
+        Node best = null;
+        double bestLoad = Double.MAX_VALUE;
+        for (int i = 0; i < size; i++) {
+            Node n = nodes.get((start + i) % size);
+            if (n.alive()) {
+                double load = n.load();
+                if (load < bestLoad) {
+                    best = n;
+                    bestLoad = load;
+                }
+            }
+        }
+        return best;
+    }
+}
