@@ -32,6 +32,7 @@ public final class CroupierCli {
                 args -> launcherOnly("test")));
         COMMANDS.put("bench", new Entry("run JMH benchmarks; options go to JMH, e.g. 'bench TaskThroughput'",
                 args -> launcherOnly("bench")));
+        COMMANDS.put("sample", new Entry("sample random rows of a file with direct I/O; prints samples/s, GiB/s, page-cache growth", new SampleCommand()));
     }
 
     private CroupierCli() {}
