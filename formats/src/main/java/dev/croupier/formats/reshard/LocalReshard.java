@@ -1,0 +1,409 @@
+package dev.croupier.formats.reshard;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+import java.util.stream.Stream;
+
+import dev.croupier.formats.BadShardException;
+import dev.croupier.formats.Reaction;
+import dev.croupier.formats.ShardFormat;
+
+/**
+ * Runs a reshard job in this process: extraction (input shards read in parallel into an
+ * in-memory store that spills to a work folder past the memory budget), sorting of record
+ * metadata, and creation (output shards written in parallel). Every output shard is written
+ * under a temporary name and all are renamed only after the whole job succeeded; a failed job
+ * leaves no output shard and no temporary file. The distributed job reuses the same pieces:
+ * {@link ShardExtractor}, {@link RecordOrdering}, {@link ShardPacking}, {@link ShardCreator}.
+ *
+ * <p>Thread-safety: a LocalReshard is immutable; {@link #run()} may be called once at a time.
+ */
+public final class LocalReshard {
+    /** What to do with a corrupt input shard. */
+    public enum OnError {
+        /** Fail the job (dSort's only behaviour). */
+        ABORT,
+        /** Skip the shard and list it in the result's warnings. */
+        SKIP
+    }
+
+    /** Share of the JVM's maximum heap the extraction store may use, whatever max_mem_usage says. */
+    public static final double HEAP_SHARE = 0.5;
+
+    private final ReshardSpec spec;
+    private final Path base;
+    private final Path workParent;
+    private final RecordTransform transform;
+    private final OnError onError;
+    private final boolean dryRun;
+    private final LongSupplier seedClock;
+    private final long physicalMemory;
+
+    private LocalReshard(Builder b) {
+        this.spec = b.spec;
+        this.base = b.base;
+        this.workParent = b.workDir;
+        this.transform = b.transform;
+        this.onError = b.onError;
+        this.dryRun = b.dryRun == null ? b.spec.dryRun() : b.dryRun;
+        this.seedClock = b.seedClock;
+        this.physicalMemory = b.physicalMemory;
+    }
+
+    /**
+     * @param spec the job spec
+     * @return a builder with defaults: paths relative to the current folder, identity transform,
+     *     abort on corrupt shards, the spec's dry_run, the system temp folder for spills
+     */
+    public static Builder builder(ReshardSpec spec) {
+        return new Builder(spec);
+    }
+
+    /**
+     * Runs the job.
+     *
+     * @return what was written (or planned)
+     * @throws ReshardException when the job fails; nothing is left in the output folders then
+     */
+    public ReshardResult run() {
+        List<String> warnings = Collections.synchronizedList(new ArrayList<>());
+        List<Path> inputs = checkInputs(warnings);
+        ShardFormat outputFormat = ShardFormat.forExtension(spec.outputExtension()).orElseThrow();
+        long memoryLimit = Math.min(spec.maxMemUsage().resolve(physicalMemory),
+                (long) (Runtime.getRuntime().maxMemory() * HEAP_SHARE));
+        AtomicLong budget = new AtomicLong(memoryLimit);
+        Path work;
+        try {
+            work = Files.createTempDirectory(workParent, "croupier-reshard-");
+        } catch (IOException e) {
+            throw new ReshardException(ReshardException.Kind.IO, "cannot create a work folder in " + workParent, e);
+        }
+        ExtractionStore[] stores = new ExtractionStore[inputs.size()];
+        try {
+            long t0 = System.nanoTime();
+            List<Path> skipped = new ArrayList<>();
+            List<RecordMeta> all = extract(inputs, stores, budget, work, warnings, skipped);
+            long memory = 0;
+            long spilled = 0;
+            long bytes = 0;
+            for (ExtractionStore s : stores) {
+                if (s != null) {
+                    memory += s.memoryBytes();
+                    spilled += s.spilledBytes();
+                }
+            }
+            for (RecordMeta m : all) {
+                bytes += m.size();
+            }
+            long t1 = System.nanoTime();
+            ReshardResult.Phase extraction = new ReshardResult.Phase(inputs.size() - skipped.size(), all.size(), bytes,
+                    Duration.ofNanos(t1 - t0), memory, spilled);
+
+            long clockSeed = seedClock.getAsLong();
+            List<RecordMeta> ordered = RecordOrdering.order(all, spec.algorithm(), clockSeed);
+            int[] ends = spec.outputShardRecords() > 0 ? ShardPacking.byCount(ordered, spec.outputShardRecords())
+                    : ShardPacking.bySize(ordered, spec.outputShardSize() > 0 ? spec.outputShardSize()
+                    : ShardPacking.autoSize(ordered, spec.outputFormat().count()));
+            List<Path> names = new ArrayList<>(ends.length);
+            for (int i = 0; i < ends.length; i++) {
+                names.add(spec.outputShard(i, base));
+            }
+            long t2 = System.nanoTime();
+            ReshardResult.Phase sorting = new ReshardResult.Phase(0, ordered.size(), bytes, Duration.ofNanos(t2 - t1), 0, 0);
+            long seed = spec.algorithm().kind() == Algorithm.Kind.SHUFFLE
+                    ? RecordOrdering.seedOf(spec.algorithm(), clockSeed) : -1;
+
+            List<ReshardResult.OutputShard> outputs = new ArrayList<>();
+            if (dryRun) {
+                for (int i = 0; i < ends.length; i++) {
+                    List<RecordMeta> part = ordered.subList(i == 0 ? 0 : ends[i - 1], ends[i]);
+                    outputs.add(new ReshardResult.OutputShard(names.get(i), part.size(),
+                            part.stream().mapToLong(RecordMeta::size).sum(), -1));
+                }
+                return new ReshardResult(true, outputs, extraction, sorting, ReshardResult.Phase.NONE, seed, warnings, skipped);
+            }
+            outputs = create(ordered, ends, names, outputFormat, stores);
+            long t3 = System.nanoTime();
+            ReshardResult.Phase creation = new ReshardResult.Phase(outputs.size(),
+                    outputs.stream().mapToLong(ReshardResult.OutputShard::records).sum(),
+                    outputs.stream().mapToLong(ReshardResult.OutputShard::contentBytes).sum(),
+                    Duration.ofNanos(t3 - t2), 0, 0);
+            return new ReshardResult(false, outputs, extraction, sorting, creation, seed, warnings, skipped);
+        } finally {
+            for (ExtractionStore s : stores) {
+                if (s != null) {
+                    try {
+                        s.close();
+                    } catch (IOException e) {
+                        warnings.add("could not delete a spill file: " + e.getMessage());
+                    }
+                }
+            }
+            deleteTree(work);
+        }
+    }
+
+    /** Missing shards are reported by name, all of them, before any work starts. */
+    private List<Path> checkInputs(List<String> warnings) {
+        List<Path> inputs = spec.inputShards(base);
+        List<Path> present = new ArrayList<>(inputs.size());
+        List<Path> missing = new ArrayList<>();
+        for (Path p : inputs) {
+            (Files.isRegularFile(p) ? present : missing).add(p);
+        }
+        if (!missing.isEmpty()) {
+            if (spec.missingShards() == Reaction.ABORT) {
+                throw new ReshardException(ReshardException.Kind.MISSING_SHARDS, missing.size() + " of "
+                        + inputs.size() + " input shards are missing: " + missing);
+            }
+            if (spec.missingShards() == Reaction.WARN) {
+                for (Path m : missing) {
+                    warnings.add("missing input shard " + m);
+                }
+            }
+        }
+        return present;
+    }
+
+    private List<RecordMeta> extract(List<Path> inputs, ExtractionStore[] stores, AtomicLong budget, Path work,
+                                     List<String> warnings, List<Path> skipped) {
+        int threads = threads(spec.extractConcurrencyMaxLimit(), inputs.size());
+        String contentExt = spec.algorithm().kind() == Algorithm.Kind.CONTENT ? spec.algorithm().extension() : null;
+        ExecutorService pool = Executors.newFixedThreadPool(threads, Thread.ofPlatform().daemon().name("extract-", 0).factory());
+        try {
+            List<Future<List<RecordMeta>>> futures = new ArrayList<>();
+            for (int i = 0; i < inputs.size(); i++) {
+                int index = i;
+                stores[i] = new ExtractionStore(budget, work, !dryRun);
+                futures.add(pool.submit(() -> {
+                    List<RecordMeta> metas = ShardExtractor.extract(inputs.get(index), index, stores[index],
+                            spec.duplicatedRecords(), contentExt, warnings::add);
+                    stores[index].seal();
+                    return metas;
+                }));
+            }
+            List<RecordMeta> all = new ArrayList<>();
+            for (int i = 0; i < futures.size(); i++) {
+                try {
+                    all.addAll(futures.get(i).get());
+                } catch (ExecutionException e) {
+                    Throwable c = e.getCause();
+                    if (c instanceof BadShardException bad && onError == OnError.SKIP) {
+                        warnings.add("skipped input shard " + inputs.get(i) + ": " + bad.getMessage());
+                        skipped.add(inputs.get(i));
+                        closeQuietly(stores[i]);
+                        continue;
+                    }
+                    throw failure("extracting " + inputs.get(i), c);
+                }
+            }
+            return all;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ReshardException(ReshardException.Kind.IO, "interrupted during extraction", e);
+        } finally {
+            pool.shutdownNow();
+            awaitQuietly(pool);
+        }
+    }
+
+    private List<ReshardResult.OutputShard> create(List<RecordMeta> ordered, int[] ends, List<Path> names,
+                                                   ShardFormat format, ExtractionStore[] stores) {
+        RecordSource source = m -> stores[m.shard()].load(m.key(), m.handle());
+        int threads = threads(spec.createConcurrencyMaxLimit(), ends.length);
+        ExecutorService pool = Executors.newFixedThreadPool(threads, Thread.ofPlatform().daemon().name("create-", 0).factory());
+        List<Future<ShardCreator.Created>> futures = new ArrayList<>();
+        List<ShardCreator.Created> done = new ArrayList<>();
+        boolean committed = false;
+        try {
+            for (Path n : names) {
+                Files.createDirectories(n.toAbsolutePath().getParent());
+            }
+            for (int i = 0; i < ends.length; i++) {
+                List<RecordMeta> part = ordered.subList(i == 0 ? 0 : ends[i - 1], ends[i]);
+                Path target = names.get(i);
+                futures.add(pool.submit(() -> ShardCreator.create(part, source, format, target, transform)));
+            }
+            // Wait for every task, even after a failure, so no finished temporary file is missed below.
+            Throwable failure = null;
+            for (Future<ShardCreator.Created> f : futures) {
+                try {
+                    done.add(f.get());
+                } catch (ExecutionException e) {
+                    if (failure == null) {
+                        failure = e.getCause();
+                    }
+                }
+            }
+            if (failure != null) {
+                throw failure("creating output shards", failure);
+            }
+            List<ReshardResult.OutputShard> out = new ArrayList<>();
+            for (ShardCreator.Created c : done) {
+                c.pending().commit();
+                out.add(new ReshardResult.OutputShard(c.pending().target(), c.records(), c.contentBytes(), c.pending().size()));
+            }
+            committed = true;
+            return out;
+        } catch (IOException e) {
+            throw new ReshardException(ReshardException.Kind.IO, "creating output shards failed: " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ReshardException(ReshardException.Kind.IO, "interrupted during creation", e);
+        } finally {
+            pool.shutdownNow();
+            awaitQuietly(pool);
+            if (!committed) {
+                for (ShardCreator.Created c : done) {
+                    try {
+                        c.pending().discard();
+                    } catch (IOException ignored) {
+                        // Nothing more can be done; the name is a dot-file with a .tmp suffix.
+                    }
+                }
+            }
+        }
+    }
+
+    private static ReshardException failure(String what, Throwable c) {
+        if (c instanceof ReshardException r) {
+            return r;
+        }
+        if (c instanceof BadShardException bad) {
+            return new ReshardException(ReshardException.Kind.BAD_SHARD, "failed " + what + ": " + bad.getMessage(), bad);
+        }
+        return new ReshardException(ReshardException.Kind.IO, "failed " + what + ": " + c, c);
+    }
+
+    private static int threads(int limit, int work) {
+        int auto = Runtime.getRuntime().availableProcessors();
+        return Math.max(1, Math.min(limit > 0 ? limit : auto, Math.max(1, work)));
+    }
+
+    private static void awaitQuietly(ExecutorService pool) {
+        try {
+            if (!pool.awaitTermination(60, java.util.concurrent.TimeUnit.SECONDS)) {
+                throw new ReshardException(ReshardException.Kind.IO, "reshard tasks did not stop within 60 s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void closeQuietly(ExtractionStore s) {
+        try {
+            s.close();
+        } catch (IOException ignored) {
+            // The work folder is deleted at the end of the job anyway.
+        }
+    }
+
+    private static void deleteTree(Path dir) {
+        try (Stream<Path> s = Files.walk(dir)) {
+            for (Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException ignored) {
+            // Best effort: a work folder left in the temp dir is harmless and named croupier-reshard-*.
+        }
+    }
+
+    /**
+     * Configures a {@link LocalReshard}; {@link #build()} checks every knob.
+     *
+     * <p>Thread-safety: not thread-safe.
+     */
+    public static final class Builder {
+        private final ReshardSpec spec;
+        private Path base = Path.of("").toAbsolutePath();
+        private Path workDir = Path.of(System.getProperty("java.io.tmpdir"));
+        private RecordTransform transform = RecordTransform.IDENTITY;
+        private OnError onError = OnError.ABORT;
+        private Boolean dryRun;
+        private LongSupplier seedClock = System::currentTimeMillis;
+        private long physicalMemory = physicalMemoryOfHost();
+
+        private Builder(ReshardSpec spec) {
+            if (spec == null) {
+                throw new IllegalArgumentException("spec must not be null");
+            }
+            this.spec = spec;
+        }
+
+        /** @param dir folder relative input and output names resolve against (default: current folder) @return this */
+        public Builder baseDir(Path dir) {
+            this.base = dir;
+            return this;
+        }
+
+        /** @param dir folder for the spill work folder (default: java.io.tmpdir) @return this */
+        public Builder workDir(Path dir) {
+            this.workDir = dir;
+            return this;
+        }
+
+        /** @param t applied to every record during creation @return this */
+        public Builder transform(RecordTransform t) {
+            this.transform = t;
+            return this;
+        }
+
+        /** @param onError what to do with a corrupt input shard (default abort) @return this */
+        public Builder onError(OnError onError) {
+            this.onError = onError;
+            return this;
+        }
+
+        /** @param dryRun overrides the spec's dry_run @return this */
+        public Builder dryRun(boolean dryRun) {
+            this.dryRun = dryRun;
+            return this;
+        }
+
+        /** @param clock source of the shuffle seed when the spec has none (default: wall clock ms) @return this */
+        public Builder seedClock(LongSupplier clock) {
+            this.seedClock = clock;
+            return this;
+        }
+
+        /** @param bytes physical memory max_mem_usage percentages refer to (default: this host's) @return this */
+        public Builder physicalMemory(long bytes) {
+            this.physicalMemory = bytes;
+            return this;
+        }
+
+        /** @return the job @throws IllegalArgumentException naming the knob, value and range */
+        public LocalReshard build() {
+            if (base == null || workDir == null || transform == null || onError == null || seedClock == null) {
+                throw new IllegalArgumentException("baseDir, workDir, transform, onError and seedClock must not be null");
+            }
+            if (!Files.isDirectory(workDir)) {
+                throw new IllegalArgumentException("workDir: '" + workDir + "' is not a folder");
+            }
+            if (physicalMemory <= 0) {
+                throw new IllegalArgumentException("physicalMemory: " + physicalMemory + " must be > 0");
+            }
+            base = base.toAbsolutePath();
+            return new LocalReshard(this);
+        }
+
+        private static long physicalMemoryOfHost() {
+            if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+                return os.getTotalMemorySize();
+            }
+            return Runtime.getRuntime().maxMemory();
+        }
+    }
+}
