@@ -323,12 +323,13 @@ final class StoreEngine {
         entry.freed = true;
         makeBusy(entry);
         live.remove(entry);
+        if (!entry.resident() && entry.spill != null) {
+            bytesOnDisk -= entry.size;
+        }
         if (entry.offset >= 0) {
             allocator.free(entry.offset, entry.size);
             bytesInMemory -= entry.size;
             entry.offset = -1;
-        } else if (entry.spill != null) {
-            bytesOnDisk -= entry.size;
         }
         if (entry.fallback != null) {
             entry.fallback.close();
