@@ -96,6 +96,7 @@ final class SpillReader {
     /** Reads and decompresses the chunk at {@code position} into {@code codec.raw}; returns its raw size. */
     private static int readChunk(SpillCodec codec, SpillRecord record, long position, long rawLeft)
             throws IOException {
+        codec.raw.clear();
         codec.stored.clear().limit(SpillFrame.LZ4_CHUNK_HEADER_BYTES);
         record.file().readFully(codec.stored, position);
         int raw = codec.stored.getInt(0);
