@@ -35,6 +35,11 @@ final class Libc {
     private static final int O_CLOEXEC = 0x80000;
     private static final int POSIX_FADV_DONTNEED = 4;
     private static final int SC_PAGESIZE = 30;
+    private static final int PROT_READ_WRITE = 0x1 | 0x2;
+    private static final int MAP_PRIVATE_ANONYMOUS = 0x02 | 0x20;
+    private static final int MADV_HUGEPAGE = 14;
+    /** Size of a transparent huge page on x86-64 and on aarch64 with 4 KiB pages. */
+    static final long HUGE_PAGE = 2L << 20;
 
     private static final Linker LINKER = Linker.nativeLinker();
     private static final Linker.Option ERRNO = Linker.Option.captureCallState("errno");
@@ -47,6 +52,9 @@ final class Libc {
     private static final MethodHandle FADVISE;
     private static final MethodHandle MINCORE;
     private static final MethodHandle SYSCONF;
+    private static final MethodHandle MMAP;
+    private static final MethodHandle MUNMAP;
+    private static final MethodHandle MADVISE;
 
     static {
         if (AVAILABLE) {
@@ -67,8 +75,16 @@ final class Libc {
                     ERRNO);
             SYSCONF = LINKER.downcallHandle(libc.findOrThrow("sysconf"),
                     FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
+            MMAP = LINKER.downcallHandle(libc.findOrThrow("mmap"),
+                    FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG,
+                            ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG));
+            MUNMAP = LINKER.downcallHandle(libc.findOrThrow("munmap"),
+                    FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
+            MADVISE = LINKER.downcallHandle(libc.findOrThrow("madvise"),
+                    FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG,
+                            ValueLayout.JAVA_INT));
         } else {
-            OPEN = CLOSE = FADVISE = MINCORE = SYSCONF = null;
+            OPEN = CLOSE = FADVISE = MINCORE = SYSCONF = MMAP = MUNMAP = MADVISE = null;
         }
     }
 
@@ -131,6 +147,45 @@ final class Libc {
             return (long) SYSCONF.invokeExact(SC_PAGESIZE);
         } catch (Throwable t) {
             throw new IllegalStateException("sysconf(3) downcall failed", t);
+        }
+    }
+
+    /**
+     * Maps {@code size} bytes of zeroed anonymous memory, 2 MiB-aligned and advised as
+     * transparent huge pages, owned by {@code arena} (unmapped when it closes). Pages are
+     * zeroed by the kernel on first touch, so nothing is written up front; the alignment
+     * slack is address space that is never touched. Huge pages matter because readers write
+     * rows to scattered slots of a workspace of hundreds of MiB: with 4 KiB pages nearly every
+     * row write misses the TLB.
+     */
+    static MemorySegment mapAnonymous(long size, Arena arena) {
+        long reserved = size + HUGE_PAGE;
+        MemorySegment raw;
+        try {
+            raw = (MemorySegment) MMAP.invokeExact(MemorySegment.NULL, reserved, PROT_READ_WRITE,
+                    MAP_PRIVATE_ANONYMOUS, -1, 0L);
+        } catch (Throwable t) {
+            throw new IllegalStateException("mmap(2) downcall failed", t);
+        }
+        if (raw.address() == -1L) {
+            throw new OutOfMemoryError("mmap of " + reserved + " bytes of anonymous memory failed");
+        }
+        long start = (raw.address() + HUGE_PAGE - 1) & -HUGE_PAGE;
+        MemorySegment whole = raw.reinterpret(reserved, arena, Libc::unmap);
+        MemorySegment aligned = whole.asSlice(start - raw.address(), size);
+        try {
+            int ignored = (int) MADVISE.invokeExact(aligned, size, MADV_HUGEPAGE);
+        } catch (Throwable t) {
+            throw new IllegalStateException("madvise(2) downcall failed", t);
+        }
+        return aligned;
+    }
+
+    private static void unmap(MemorySegment mapping) {
+        try {
+            int ignored = (int) MUNMAP.invokeExact(mapping, mapping.byteSize());
+        } catch (Throwable t) {
+            throw new IllegalStateException("munmap(2) downcall failed", t);
         }
     }
 }

@@ -131,9 +131,12 @@ public final class RowSampler implements AutoCloseable {
                 allocated += layout.maxReadBytes() + alignment - 1;
             }
             for (int i = 0; i < workspaces.length; i++) {
-                MemorySegment rows = memory.allocate(layout.workspaceBytes(rowSize), SamplerLayout.WORKSPACE_ALIGNMENT);
+                long bytes = layout.workspaceBytes(rowSize);
+                // Anonymous huge-page memory where available: see Libc.mapAnonymous for why.
+                MemorySegment rows = Libc.AVAILABLE ? Libc.mapAnonymous(bytes, memory)
+                        : memory.allocate(bytes, SamplerLayout.WORKSPACE_ALIGNMENT);
                 workspaces[i] = new Workspace(rows, layout.planChunks());
-                allocated += rows.byteSize() + SamplerLayout.WORKSPACE_ALIGNMENT - 1
+                allocated += bytes + SamplerLayout.WORKSPACE_ALIGNMENT - 1
                         + (long) layout.planChunks() * (Long.BYTES + Integer.BYTES);
             }
             this.allocatedBytes = allocated;

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# nvme-vs-fio.sh: nvme-io's RowSampler against fio random reads and a MappedByteBuffer
+# baseline, on the same file, in the same run. Prints a Markdown table.
+#
+# For each row size (100 B, 512 B, 4 KiB, 64 KiB) it runs, each for RUN_SECONDS:
+#   1. the sampler (default 64 KiB chunks; rows of one read are scattered over the batch),
+#   2. fio --rw=randread --direct=1 with the sampler's mean read size rounded up to 4 KiB as
+#      the block size and THREADS reads in flight: libaio at iodepth=THREADS (one thread), and
+#      psync with numjobs=THREADS (blocking reads on THREADS threads, as the sampler does),
+#   3. THREADS threads copying random rows out of MappedByteBuffers (the page-cache baseline),
+# then the sampler again with one row per read (--chunk-bytes = row size: fully independent
+# rows), against fio at that block size. Every run starts with the file evicted from the page
+# cache (posix_fadvise, this file only) and reports the page-cache bytes it added (mincore).
+#
+# Needs: fio (Debian/Ubuntu: apt-get install -y fio), a JDK 25 (JAVA_HOME or java on PATH),
+# Maven, and FILE_GIB GiB free on the disk holding DIR. The file is deleted at exit.
+#
+# Usage: benchmarks/scripts/nvme-vs-fio.sh [DIR]   (default DIR: benchmarks/target)
+#   env: FILE_GIB (default 4), THREADS (16), RUN_SECONDS (10), SIZES ("100 512 4096 65536")
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+DIR="${1:-$ROOT/benchmarks/target}"
+FILE_GIB="${FILE_GIB:-4}"
+THREADS="${THREADS:-16}"
+SECONDS_PER_RUN="${RUN_SECONDS:-10}"
+SIZES="${SIZES:-100 512 4096 65536}"
+LOCK=/tmp/croupier-bench.lock
+
+die() { printf 'nvme-vs-fio: %s\n' "$*" >&2; exit 2; }
+
+command -v fio >/dev/null 2>&1 || die "fio is not installed; on Debian/Ubuntu: apt-get update && apt-get install -y fio"
+command -v mvn >/dev/null 2>&1 || die "Maven (mvn) is not on PATH"
+JAVA="${JAVA_HOME:+$JAVA_HOME/bin/}java"
+JAVAC="${JAVA_HOME:+$JAVA_HOME/bin/}javac"
+"$JAVA" -version 2>&1 | grep -Eq 'version "(2[5-9]|[3-9][0-9])' || die "needs JDK 25 or newer: set JAVA_HOME"
+
+# Build nvme-io and compile just this benchmark against it, so a sibling module being
+# mid-edit cannot break the run. JVM flags come from the file the build generates.
+(cd "$ROOT" && mvn -B -o -q -pl nvme-io install -DskipTests >&2)
+FLAGS_FILE="$ROOT/examples/target/classes/croupier-jvm.flags"
+[ -f "$FLAGS_FILE" ] || (cd "$ROOT" && mvn -B -o -q -pl examples package -DskipTests >&2)
+read -r -a JVM_FLAGS < "$FLAGS_FILE"
+CLASSES="$ROOT/benchmarks/target/nvme-bench-classes"
+mkdir -p "$CLASSES"
+"$JAVAC" -d "$CLASSES" -cp "$ROOT/nvme-io/target/classes" \
+  "$ROOT"/benchmarks/src/main/java/dev/croupier/benchmarks/nvme/*.java
+bench() { flock "$LOCK" "$JAVA" "${JVM_FLAGS[@]}" -cp "$CLASSES:$ROOT/nvme-io/target/classes" \
+  dev.croupier.benchmarks.nvme.SamplerVsMmap "$@"; }
+
+# A size that every row size divides: 25 * 64 KiB = 1638400 = lcm(100, 512, 4096, 65536).
+UNIT=1638400
+BYTES=$(( FILE_GIB * 1024 * 1024 * 1024 / UNIT * UNIT ))
+mkdir -p "$DIR"
+FREE=$(( $(df -Pk "$DIR" | awk 'NR==2 {print $4}') * 1024 ))
+[ "$FREE" -gt $(( BYTES + (1 << 30) )) ] || die "$DIR has $FREE bytes free; needs $BYTES plus 1 GiB"
+FILE="$DIR/nvme-vs-fio-$$.bin"
+trap 'rm -f "$FILE"' EXIT
+echo "writing $BYTES bytes of random data to $FILE ..." >&2
+fio --name=fill --filename="$FILE" --rw=write --bs=1M --size="$BYTES" --direct=1 --ioengine=libaio \
+  --iodepth=8 --refill_buffers --output=/dev/null
+
+json() { sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p" <<<"$1"; }
+# fio terse v3: field 7 = read bandwidth KiB/s, field 8 = read IOPS.
+fio_bw() { # engine bs numjobs iodepth -> "GiB/s IOPS"
+  flock "$LOCK" fio --name=randread --filename="$FILE" --rw=randread --bs="$2" --direct=1 --ioengine="$1" \
+    --numjobs="$3" --iodepth="$4" --time_based --runtime="$SECONDS_PER_RUN" --group_reporting \
+    --norandommap --randrepeat=0 --output-format=terse --terse-version=3 \
+    | awk -F';' '{printf "%.3f %.0f", $7 / 1048576, $8}'
+}
+gib() { awk -v v="$1" 'BEGIN {printf "%.3f", v}'; }
+pct() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.0f%%", 100 * a / b}'; }
+msamples() { awk -v v="$1" 'BEGIN {printf "%.2f M", v / 1e6}'; }
+
+run_size() { # row_size chunk_bytes with_mmap
+  local rs=$1 chunk=$2 batch=1024 s bs aio psync mm
+  [ "$rs" -ge 65536 ] && batch=256
+  s=$(bench sampler "$FILE" "$rs" "$batch" "$THREADS" "$SECONDS_PER_RUN" "$chunk")
+  bs=$(( ( $(json "$s" mean_read_bytes) + 4095 ) / 4096 * 4096 ))
+  read -r aio_gib aio_iops <<<"$(fio_bw libaio "$bs" 1 "$THREADS")"
+  read -r ps_gib ps_iops <<<"$(fio_bw psync "$bs" "$THREADS" 1)"
+  local mm_cell="-" mm_cache="-"
+  if [ "$3" = yes ]; then
+    mm=$(bench mmap "$FILE" "$rs" "$batch" "$THREADS" "$SECONDS_PER_RUN")
+    mm_cell="$(msamples "$(json "$mm" samples_per_s)") / $(gib "$(json "$mm" gib_per_s)")"
+    mm_cache="$(( $(json "$mm" page_cache_added_bytes) / 1048576 )) MiB"
+  fi
+  local disk; disk=$(json "$s" disk_gib_per_s)
+  printf '| %s B | %s | %s | %s | %s | %s | %s / %s | %s | %s | %s | %s |\n' \
+    "$rs" "$(( bs / 1024 )) KiB" "$(msamples "$(json "$s" samples_per_s)")" "$(gib "$(json "$s" gib_per_s)")" \
+    "$(gib "$disk")" "$(( $(json "$s" page_cache_added_bytes) / 4096 ))" "$aio_gib" "$ps_gib" \
+    "$(pct "$disk" "$aio_gib")" "$(pct "$disk" "$ps_gib")" "$mm_cell" "$mm_cache"
+}
+
+header() {
+  echo
+  echo "$1"
+  echo
+  echo "| row | fio bs | sampler samples/s | rows GiB/s | disk GiB/s | cache pages added | fio libaio / psync GiB/s | vs libaio | vs psync | mmap samples/s / GiB/s | mmap cache added |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|"
+}
+
+echo "machine: $(nproc) vCPU, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), $("$JAVA" -version 2>&1 | head -n1); $(fio --version)"
+echo "file: $(( BYTES / 1048576 )) MiB on $(df -P "$DIR" | awk 'NR==2 {print $1}') ($(stat -f -c %T "$DIR")); threads = reads in flight = $THREADS; $SECONDS_PER_RUN s per run"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+header "Chunked reads (default chunkBytes = 64 KiB):"
+for rs in $SIZES; do run_size "$rs" 65536 yes; done
+header "One row per read (chunkBytes = row size; fully independent rows):"
+for rs in $SIZES; do run_size "$rs" "$rs" no; done
+echo
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
