@@ -6,8 +6,7 @@ import java.util.Objects;
 /**
  * One file of a record: its extension (dot included, or "") and a read-only view of its bytes.
  *
- * <p>Thread-safety: immutable; the buffer is a read-only view, so share it with
- * {@code content().duplicate()} when several threads read it.
+ * <p>Thread-safety: immutable; {@link #content()} hands out a fresh view each call.
  *
  * @param extension the extension, dot included, or ""
  * @param content the bytes between position and limit, read-only
@@ -21,6 +20,15 @@ public record RecordFile(String extension, ByteBuffer content) {
             throw new IllegalArgumentException("extension '" + extension + "' must start with '.' or be empty");
         }
         content = content.asReadOnlyBuffer();
+    }
+
+    /**
+     * @return an independent read-only view of the content (its own position and limit), so
+     *     reading it never disturbs the record
+     */
+    @Override
+    public ByteBuffer content() {
+        return content.duplicate();
     }
 
     /** @return the content size in bytes */

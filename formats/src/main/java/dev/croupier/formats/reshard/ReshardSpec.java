@@ -187,8 +187,8 @@ public final class ReshardSpec {
                 case "extract_concurrency_max_limit" -> b.extractConcurrencyMaxLimit((int) integer(f, v));
                 case "create_concurrency_max_limit" -> b.createConcurrencyMaxLimit((int) integer(f, v));
                 case "dry_run" -> b.dryRun(bool(f, v));
-                case "duplicated_records" -> b.duplicatedRecords(Reaction.parse(f, text(f, v)));
-                case "missing_shards" -> b.missingShards(Reaction.parse(f, text(f, v)));
+                case "duplicated_records" -> b.duplicatedRecords(reaction(f, text(f, v)));
+                case "missing_shards" -> b.missingShards(reaction(f, text(f, v)));
                 case "description" -> b.description(text(f, v));
                 default -> throw new BadSpecException(f, v.toString(), "unknown field; known fields: "
                         + String.join(", ", KNOWN_FIELDS));
@@ -283,6 +283,14 @@ public final class ReshardSpec {
             throw new BadSpecException(f, x.toString(), "seed must be a decimal integer (in a string, as in dSort)");
         }
         return seed(f, x.asText());
+    }
+
+    private static Reaction reaction(String f, String text) {
+        try {
+            return Reaction.parse(f, text);
+        } catch (IllegalArgumentException e) {
+            throw new BadSpecException(f, text, "must be ignore, warn or abort");
+        }
     }
 
     private static String text(String f, JsonNode v) {
