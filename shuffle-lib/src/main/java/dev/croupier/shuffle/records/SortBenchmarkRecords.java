@@ -1,0 +1,194 @@
+package dev.croupier.shuffle.records;
+
+import dev.croupier.futures.CroupierException;
+import dev.croupier.futures.ErrorCode;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.zip.CRC32;
+
+/**
+ * Sort Benchmark records (gensort's binary layout) made and checked without gensort:
+ *
+ * <pre>
+ *   0          10  12                              44        48                        96      100
+ *   +-----------+---+-------------------------------+---------+-------------------------+-------+
+ *   | key (10)  |00 | record index, 32 hex digits   |88 99 AA | filler: 48 ASCII letters| CC DD |
+ *   | random    |11 | (ASCII)                       |BB       | from the index          | EE FF |
+ *   +-----------+---+-------------------------------+---------+-------------------------+-------+
+ * </pre>
+ *
+ * Keys come from a counter-based generator (a SplitMix64 finalizer of seed and index), so any
+ * range of records can be generated independently and in parallel, and the same seed always
+ * gives the same file. The payload follows gensort's layout but not its exact bytes (nor its
+ * random stream), so files are not byte-identical to the official tool's. Stateless.
+ */
+public final class SortBenchmarkRecords {
+
+    public static final RecordLayout LAYOUT = RecordLayout.SORT_BENCHMARK;
+    private static final int RECORD = 100;
+    /** Records per I/O chunk when writing and checking files: 100,000 records, 10 MB. */
+    private static final int CHUNK_RECORDS = 100_000;
+
+    private SortBenchmarkRecords() {}
+
+    /** Fills {@code out} with records {@code first, first+1, ...} of the stream of {@code seed}. */
+    public static void generate(long seed, long first, MemorySegment out) {
+        long n = LAYOUT.records(out.byteSize());
+        byte[] hex = "0123456789ABCDEF".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        for (long i = 0; i < n; i++) {
+            long index = first + i;
+            long at = i * RECORD;
+            long k1 = mix(seed ^ (index * 0x9E3779B97F4A7C15L));
+            long k2 = mix(k1 + 0x632BE59BD9B4E019L);
+            out.set(ValueLayout.JAVA_LONG_UNALIGNED, at, k1);
+            out.set(ValueLayout.JAVA_SHORT_UNALIGNED, at + 8, (short) k2);
+            out.set(ValueLayout.JAVA_BYTE, at + 10, (byte) 0x00);
+            out.set(ValueLayout.JAVA_BYTE, at + 11, (byte) 0x11);
+            for (int d = 0; d < 32; d++) {
+                int nibble = d < 16 ? 0 : (int) ((index >>> (4 * (31 - d))) & 0xF);
+                out.set(ValueLayout.JAVA_BYTE, at + 12 + d, hex[nibble]);
+            }
+            out.set(ValueLayout.JAVA_INT_UNALIGNED, at + 44, 0xBBAA9988);
+            byte letter = (byte) ('A' + (int) Long.remainderUnsigned(index, 26));
+            for (int f = 48; f < 96; f++) {
+                out.set(ValueLayout.JAVA_BYTE, at + f, letter);
+            }
+            out.set(ValueLayout.JAVA_INT_UNALIGNED, at + 96, 0xFFEEDDCC);
+        }
+    }
+
+    private static long mix(long z) {
+        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        return z ^ (z >>> 31);
+    }
+
+    /**
+     * Writes {@code records} records of {@code seed} to {@code file} with {@code threads} writers;
+     * the file appears under its name only when complete (temp name, then rename).
+     */
+    public static void writeFile(Path file, long records, long seed, int threads) throws IOException {
+        Path dir = file.toAbsolutePath().getParent();
+        Files.createDirectories(dir);
+        Path temp = Files.createTempFile(dir, "." + file.getFileName(), ".tmp");
+        boolean done = false;
+        ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, threads));
+        try (FileChannel out = FileChannel.open(temp, StandardOpenOption.WRITE)) {
+            List<Future<?>> parts = new ArrayList<>();
+            for (long first = 0; first < records; first += CHUNK_RECORDS) {
+                long start = first;
+                int n = (int) Math.min(CHUNK_RECORDS, records - first);
+                parts.add(pool.submit(() -> {
+                    byte[] buffer = new byte[n * RECORD];
+                    generate(seed, start, MemorySegment.ofArray(buffer));
+                    ByteBuffer bb = ByteBuffer.wrap(buffer);
+                    long position = start * RECORD;
+                    while (bb.hasRemaining()) {
+                        position += out.write(bb, position);
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> part : parts) {
+                part.get();
+            }
+            out.force(false);
+            Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            done = true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while writing " + file, e);
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IOException("cannot write " + file + ": " + e.getCause(), e.getCause());
+        } finally {
+            pool.shutdownNow();
+            if (!done) {
+                Files.deleteIfExists(temp);
+            }
+        }
+    }
+
+    /** The checksum of the records of {@code block}. */
+    public static Checksum checksum(MemorySegment block) {
+        long n = LAYOUT.records(block.byteSize());
+        CRC32 crc = new CRC32();
+        byte[] record = new byte[RECORD];
+        Checksum.Accumulator sum = new Checksum.Accumulator();
+        for (long i = 0; i < n; i++) {
+            MemorySegment.copy(block, ValueLayout.JAVA_BYTE, i * RECORD, record, 0, RECORD);
+            crc.reset();
+            crc.update(record, 0, RECORD);
+            sum.addCrc(crc.getValue());
+        }
+        return sum.value();
+    }
+
+    /**
+     * What valsort reports of a file.
+     *
+     * @param firstDisorder index of the first record whose key is smaller than the one before it, or -1
+     */
+    public record Validation(long records, long duplicateKeys, long firstDisorder, Checksum checksum) {
+        public boolean ordered() {
+            return firstDisorder < 0;
+        }
+    }
+
+    /** Reads {@code file} once, in 10 MB chunks: order, duplicate keys, record count and checksum. */
+    public static Validation validate(Path file) throws IOException {
+        long size = Files.size(file);
+        if (size % RECORD != 0) {
+            throw new CroupierException(ErrorCode.BAD_INPUT, file + ": " + size + " bytes is not a whole number of "
+                    + RECORD + "-byte records (the last one starts at byte offset " + (size / RECORD * RECORD) + ")");
+        }
+        byte[] buffer = new byte[CHUNK_RECORDS * RECORD];
+        byte[] previous = new byte[LAYOUT.keyBytes()];
+        boolean first = true;
+        long duplicates = 0;
+        long disorder = -1;
+        long index = 0;
+        CRC32 crc = new CRC32();
+        Checksum.Accumulator sum = new Checksum.Accumulator();
+        try (FileChannel in = FileChannel.open(file, StandardOpenOption.READ)) {
+            ByteBuffer bb = ByteBuffer.wrap(buffer);
+            while (true) {
+                bb.clear();
+                while (bb.hasRemaining() && in.read(bb) > 0) {
+                    // fill the whole chunk unless the file ends
+                }
+                int bytes = bb.position();
+                if (bytes == 0) {
+                    break;
+                }
+                for (int off = 0; off < bytes; off += RECORD, index++) {
+                    if (!first) {
+                        int c = java.util.Arrays.compareUnsigned(previous, 0, previous.length, buffer, off, off + previous.length);
+                        if (c == 0) {
+                            duplicates++;
+                        } else if (c > 0 && disorder < 0) {
+                            disorder = index;
+                        }
+                    }
+                    System.arraycopy(buffer, off, previous, 0, previous.length);
+                    first = false;
+                    crc.reset();
+                    crc.update(buffer, off, RECORD);
+                    sum.addCrc(crc.getValue());
+                }
+            }
+        }
+        return new Validation(index, duplicates, disorder, sum.value());
+    }
+}

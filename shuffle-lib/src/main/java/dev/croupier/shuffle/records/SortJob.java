@@ -1,0 +1,193 @@
+package dev.croupier.shuffle.records;
+
+import dev.croupier.futures.Cluster;
+import dev.croupier.futures.CroupierException;
+import dev.croupier.futures.ErrorCode;
+import dev.croupier.futures.ObjectRef;
+import dev.croupier.shuffle.ShuffleJob;
+import dev.croupier.shuffle.ShuffleResult;
+import dev.croupier.shuffle.Strategy;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Consumer;
+
+/**
+ * Sort of fixed-size records by key: sample-based range partitioning, then a shuffle whose
+ * mappers cut their input by splitter, whose merges concatenate, and whose reducers radix-sort
+ * each range. The outputs, in partition order, are the sorted records.
+ *
+ * <pre>
+ *   sample tasks (a few keys per input) -> splitters on the driver
+ *   map i:    read input i, partition by splitters      (R blocks)
+ *   [merge]:  concatenate blocks of a partition         (RIFFLE, MAGNET, PUSH_PIPELINED)
+ *   reduce r: sort every record of range r              (one sorted block)
+ * </pre>
+ *
+ * Immutable; {@link #run} may be called more than once.
+ */
+public final class SortJob {
+
+    /** Default bytes of input per map task when the input is a file: 64 MiB. */
+    public static final long DEFAULT_BYTES_PER_MAPPER = 64L << 20;
+    /** Default number of keys sampled from each map input. */
+    public static final int DEFAULT_SAMPLES_PER_MAPPER = 128;
+
+    /** The checked settings, copied out of the builder so the job never changes. */
+    private record Settings(RecordLayout layout, Path file, List<ObjectRef<MemorySegment>> inputs, int mappers,
+                            int partitions, int samplesPerMapper, Strategy strategy, String name,
+                            Consumer<ShuffleJob.Builder<MemorySegment, MemorySegment, MemorySegment>> tuning) {}
+
+    private final Settings b;
+
+    private SortJob(Settings settings) {
+        this.b = settings;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Samples, then runs the shuffle; returns when every reduce task is submitted. */
+    public ShuffleResult<MemorySegment> run(Cluster cluster) {
+        RecordLayout layout = b.layout;
+        int keyBytes = layout.keyBytes();
+        int mappers = b.mappers;
+        int partitions = b.partitions > 0 ? b.partitions : mappers;
+        int samples = Math.max(b.samplesPerMapper, 4 * partitions / mappers + 1);
+        FileRanges ranges = b.file == null ? null : FileRanges.of(b.file, layout, mappers);
+
+        List<ObjectRef<MemorySegment>> sampled = new ArrayList<>(mappers);
+        for (int i = 0; i < mappers; i++) {
+            int range = i;
+            long seed = 0x5A3D1E5L * (i + 1);
+            sampled.add(ranges != null
+                    ? cluster.task(() -> ranges.sampleKeys(range, keyBytes, samples, seed)).name(b.name + "-sample").remote()
+                    : cluster.task((MemorySegment in) -> RecordKernels.sampleKeys(layout, in, samples, seed), b.inputs.get(i))
+                            .name(b.name + "-sample").remote());
+        }
+        Splitters splitters = Splitters.fromSamples(cluster.get(sampled), keyBytes, partitions);
+        sampled.forEach(ObjectRef::release);
+
+        ShuffleJob.Builder<MemorySegment, MemorySegment, MemorySegment> shuffle =
+                ShuffleJob.<MemorySegment, MemorySegment, MemorySegment>builder()
+                        .name(b.name)
+                        .mapper((MemorySegment in, int r) -> RecordKernels.partition(layout, in, splitters))
+                        .merger((int p, List<MemorySegment> blocks) -> RecordKernels.concat(blocks))
+                        .reducer((int p, List<MemorySegment> blocks) -> RecordKernels.sort(layout, blocks))
+                        .partitions(partitions)
+                        .strategy(b.strategy);
+        if (ranges != null) {
+            shuffle.source(mappers, ranges::read).inputBytes(ranges.bytes());
+        } else {
+            shuffle.inputs(b.inputs);
+        }
+        b.tuning.accept(shuffle);
+        return shuffle.build().run(cluster);
+    }
+
+    /** Settings of a sort, checked by {@link #build()}. Not thread-safe. */
+    public static final class Builder {
+        private RecordLayout layout = RecordLayout.SORT_BENCHMARK;
+        private Path file;
+        private List<ObjectRef<MemorySegment>> inputs;
+        private int mappers;
+        private int partitions;
+        private int samplesPerMapper = DEFAULT_SAMPLES_PER_MAPPER;
+        private Strategy strategy = Strategy.AUTO;
+        private String name = "sort";
+        private Consumer<ShuffleJob.Builder<MemorySegment, MemorySegment, MemorySegment>> tuning = s -> {};
+
+        private Builder() {}
+
+        /** Record size and key size (default: the Sort Benchmark's 100-byte records, 10-byte keys). */
+        public Builder layout(RecordLayout layout) {
+            this.layout = Objects.requireNonNull(layout, "layout");
+            return this;
+        }
+
+        /** Sort the records of a file, cut into whole-record ranges, one per mapper. */
+        public Builder inputFile(Path file) {
+            this.file = Objects.requireNonNull(file, "inputFile");
+            return this;
+        }
+
+        /** Sort the records of blocks already in the cluster, one mapper each. */
+        public Builder inputs(List<? extends ObjectRef<MemorySegment>> inputs) {
+            this.inputs = List.copyOf(inputs);
+            return this;
+        }
+
+        /** Map tasks for a file input (default: one per 64 MiB). */
+        public Builder mappers(int mappers) {
+            this.mappers = mappers;
+            return this;
+        }
+
+        /** Reduce tasks, i.e. key ranges (default: as many as mappers). */
+        public Builder partitions(int partitions) {
+            this.partitions = partitions;
+            return this;
+        }
+
+        public Builder samplesPerMapper(int samples) {
+            this.samplesPerMapper = samples;
+            return this;
+        }
+
+        public Builder strategy(Strategy strategy) {
+            this.strategy = Objects.requireNonNull(strategy, "strategy");
+            return this;
+        }
+
+        public Builder name(String name) {
+            this.name = Objects.requireNonNull(name, "name");
+            return this;
+        }
+
+        /** Further settings of the underlying shuffle (rounds, merge factor, speculation, skew...). */
+        public Builder tuning(Consumer<ShuffleJob.Builder<MemorySegment, MemorySegment, MemorySegment>> tuning) {
+            this.tuning = Objects.requireNonNull(tuning, "tuning");
+            return this;
+        }
+
+        public SortJob build() {
+            int mappers = this.mappers;
+            if ((file == null) == (inputs == null)) {
+                throw bad("inputFile/inputs", file == null ? "neither" : "both", "exactly one of them");
+            }
+            if (file != null && mappers == 0) {
+                long bytes;
+                try {
+                    bytes = java.nio.file.Files.size(file);
+                } catch (java.io.IOException e) {
+                    throw new CroupierException(ErrorCode.BAD_INPUT, "inputFile " + file + " cannot be read: " + e, e);
+                }
+                mappers = (int) Math.max(1, (bytes + DEFAULT_BYTES_PER_MAPPER - 1) / DEFAULT_BYTES_PER_MAPPER);
+            } else if (inputs != null) {
+                if (mappers != 0 && mappers != inputs.size()) {
+                    throw bad("mappers", mappers, "the number of inputs (" + inputs.size() + ") or unset");
+                }
+                mappers = inputs.size();
+            }
+            if (mappers < 1 || mappers > 1_000_000) {
+                throw bad("mappers", mappers, "1..1000000");
+            }
+            if (partitions < 0 || partitions > 1_000_000) {
+                throw bad("partitions", partitions, "1..1000000");
+            }
+            if (samplesPerMapper < 1 || samplesPerMapper > 1 << 20) {
+                throw bad("samplesPerMapper", samplesPerMapper, "1..1048576");
+            }
+            return new SortJob(new Settings(layout, file, inputs, mappers, partitions, samplesPerMapper,
+                    strategy, name, tuning));
+        }
+
+        private static CroupierException bad(String knob, Object value, String allowed) {
+            return new CroupierException(ErrorCode.BAD_INPUT,
+                    "SortJob.Builder." + knob + " = " + value + " is not allowed; needs " + allowed);
+        }
+    }
+}

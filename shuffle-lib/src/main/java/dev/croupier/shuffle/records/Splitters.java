@@ -1,0 +1,76 @@
+package dev.croupier.shuffle.records;
+
+import java.io.Serializable;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The R-1 sorted keys that cut the key space into R ranges: partition {@code r} holds keys
+ * {@code >= key[r-1]} and {@code < key[r]}. Chosen from samples of the input
+ * ({@link #fromSamples}), the sample-based range partitioning of TeraSort and the Exoshuffle
+ * sort. Immutable; serializable so that map tasks receive it as an argument.
+ */
+public final class Splitters implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    private final int keyBytes;
+    private final byte[] keys;
+    private final long[] prefixes;
+
+    private Splitters(int keyBytes, byte[] keys) {
+        this.keyBytes = keyBytes;
+        this.keys = keys;
+        int n = keys.length / keyBytes;
+        this.prefixes = new long[n];
+        MemorySegment s = MemorySegment.ofArray(keys);
+        for (int i = 0; i < n; i++) {
+            prefixes[i] = KeyOrder.prefix(s, (long) i * keyBytes, keyBytes);
+        }
+    }
+
+    /** Number of partitions these splitters make. */
+    public int partitions() {
+        return prefixes.length + 1;
+    }
+
+    /**
+     * Picks {@code partitions - 1} splitters at even quantiles of the sampled keys (each sample a
+     * block of keys, {@code keyBytes} apart).
+     */
+    public static Splitters fromSamples(List<MemorySegment> samples, int keyBytes, int partitions) {
+        List<byte[]> all = new ArrayList<>();
+        for (MemorySegment s : samples) {
+            for (long off = 0; off + keyBytes <= s.byteSize(); off += keyBytes) {
+                all.add(s.asSlice(off, keyBytes).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+            }
+        }
+        all.sort(java.util.Arrays::compareUnsigned);
+        byte[] keys = new byte[(partitions - 1) * keyBytes];
+        for (int r = 1; r < partitions; r++) {
+            byte[] k = all.isEmpty() ? new byte[keyBytes] : all.get((int) ((long) r * all.size() / partitions));
+            System.arraycopy(k, 0, keys, (r - 1) * keyBytes, keyBytes);
+        }
+        return new Splitters(keyBytes, keys);
+    }
+
+    /** The partition of the record whose key starts at {@code offset} of {@code block}. */
+    int partitionOf(MemorySegment block, long offset) {
+        long prefix = KeyOrder.prefix(block, offset, keyBytes);
+        int lo = 0;
+        int hi = prefixes.length;
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            int c = Long.compareUnsigned(prefix, prefixes[mid]);
+            if (c == 0 && keyBytes > 8) {
+                c = KeyOrder.compareSuffix(block, offset, MemorySegment.ofArray(keys), (long) mid * keyBytes, keyBytes);
+            }
+            if (c < 0) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        return lo;
+    }
+}

@@ -1,0 +1,125 @@
+package dev.croupier.shuffle.records;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+
+/** Differential properties of the record kernels against sorting byte arrays with Arrays.compareUnsigned. */
+class RecordKernelProperties {
+
+    /** Random records; keys drawn from a small alphabet so that equal prefixes and duplicates occur. */
+    static byte[] randomRecords(Random random, RecordLayout layout, int n) {
+        byte[] bytes = new byte[n * layout.recordBytes()];
+        random.nextBytes(bytes);
+        for (int i = 0; i < n; i++) {
+            for (int k = 0; k < layout.keyBytes(); k++) {
+                bytes[i * layout.recordBytes() + k] = (byte) (k < 9 ? random.nextInt(3) * 0x7F : random.nextInt(256));
+            }
+        }
+        return bytes;
+    }
+
+    static List<byte[]> records(RecordLayout layout, MemorySegment block) {
+        List<byte[]> out = new ArrayList<>();
+        for (long off = 0; off < block.byteSize(); off += layout.recordBytes()) {
+            out.add(block.asSlice(off, layout.recordBytes()).toArray(ValueLayout.JAVA_BYTE));
+        }
+        return out;
+    }
+
+    static List<byte[]> naiveSort(RecordLayout layout, List<byte[]> records) {
+        List<byte[]> sorted = new ArrayList<>(records);
+        sorted.sort((a, b) -> Arrays.compareUnsigned(a, 0, layout.keyBytes(), b, 0, layout.keyBytes()));
+        return sorted;
+    }
+
+    static List<String> multiset(List<byte[]> records) {
+        List<String> s = new ArrayList<>();
+        for (byte[] r : records) {
+            s.add(Arrays.toString(r));
+        }
+        s.sort(null);
+        return s;
+    }
+
+    @Property
+    void sortOrdersByKeyAndKeepsEveryRecord(
+            @ForAll @IntRange(min = 0, max = 2000) int n,
+            @ForAll @IntRange(min = 1, max = 4) int blocks,
+            @ForAll @IntRange(min = 1, max = 24) int keyBytes,
+            @ForAll long seed) {
+        RecordLayout layout = new RecordLayout(Math.max(keyBytes, 1) + 7, keyBytes);
+        Random random = new Random(seed);
+        List<MemorySegment> in = new ArrayList<>();
+        List<byte[]> all = new ArrayList<>();
+        for (int b = 0; b < blocks; b++) {
+            MemorySegment block = MemorySegment.ofArray(randomRecords(random, layout, n / blocks));
+            in.add(block);
+            all.addAll(records(layout, block));
+        }
+        MemorySegment sorted = RecordKernels.sort(layout, in);
+        assertTrue(RecordKernels.isSorted(layout, sorted));
+        List<byte[]> expected = naiveSort(layout, all);
+        List<byte[]> actual = records(layout, sorted);
+        assertEquals(expected.size(), actual.size());
+        for (int i = 0; i < expected.size(); i++) {
+            assertArrayEquals(Arrays.copyOf(expected.get(i), keyBytes), Arrays.copyOf(actual.get(i), keyBytes), "key " + i);
+        }
+        assertEquals(multiset(all), multiset(actual));
+    }
+
+    @Property
+    void partitionPutsEveryRecordInItsRange(
+            @ForAll @IntRange(min = 0, max = 2000) int n,
+            @ForAll @IntRange(min = 1, max = 16) int partitions,
+            @ForAll @IntRange(min = 1, max = 16) int keyBytes,
+            @ForAll long seed) {
+        RecordLayout layout = new RecordLayout(keyBytes + 3, keyBytes);
+        Random random = new Random(seed);
+        MemorySegment block = MemorySegment.ofArray(randomRecords(random, layout, n));
+        Splitters splitters = Splitters.fromSamples(
+                List.of(RecordKernels.sampleKeys(layout, block, 50, seed)), keyBytes, partitions);
+        List<MemorySegment> parts = RecordKernels.partition(layout, block, splitters);
+        assertEquals(partitions, parts.size());
+        List<byte[]> all = new ArrayList<>();
+        byte[] previousMax = null;
+        for (MemorySegment p : parts) {
+            List<byte[]> rs = records(layout, p);
+            all.addAll(rs);
+            List<byte[]> sorted = naiveSort(layout, rs);
+            if (!sorted.isEmpty()) {
+                if (previousMax != null) {
+                    assertTrue(Arrays.compareUnsigned(previousMax, 0, keyBytes, sorted.getFirst(), 0, keyBytes) <= 0,
+                            "ranges do not overlap");
+                }
+                previousMax = sorted.getLast();
+            }
+        }
+        assertEquals(multiset(records(layout, block)), multiset(all));
+    }
+
+    @Property(tries = 20)
+    void generatedRecordsAreDeterministicPerSeedAndChecksumsIgnoreOrder(
+            @ForAll @IntRange(min = 1, max = 500) int n, @ForAll long seed) {
+        MemorySegment a = MemorySegment.ofArray(new byte[n * 100]);
+        MemorySegment b = MemorySegment.ofArray(new byte[n * 100]);
+        SortBenchmarkRecords.generate(seed, 7, a);
+        SortBenchmarkRecords.generate(seed, 7, b);
+        assertEquals(-1, a.mismatch(b));
+        MemorySegment other = MemorySegment.ofArray(new byte[n * 100]);
+        SortBenchmarkRecords.generate(seed + 1, 7, other);
+        assertTrue(a.mismatch(other) >= 0);
+        MemorySegment sorted = RecordKernels.sort(SortBenchmarkRecords.LAYOUT, List.of(a));
+        assertEquals(SortBenchmarkRecords.checksum(a), SortBenchmarkRecords.checksum(sorted));
+    }
+}

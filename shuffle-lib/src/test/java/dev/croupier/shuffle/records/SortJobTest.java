@@ -1,0 +1,115 @@
+package dev.croupier.shuffle.records;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.croupier.futures.Cluster;
+import dev.croupier.futures.ClusterStats;
+import dev.croupier.futures.CroupierException;
+import dev.croupier.shuffle.ShuffleResult;
+import dev.croupier.shuffle.Strategy;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+@Timeout(300)
+class SortJobTest {
+
+    @TempDir
+    Path dir;
+
+    /** Writes the sorted partitions, in order, to one file. */
+    static void writeAll(ShuffleResult<MemorySegment> result, Path out) throws IOException {
+        try (FileChannel ch = FileChannel.open(out, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            for (MemorySegment part : result.values()) {
+                ByteBuffer bb = part.asByteBuffer();
+                while (bb.hasRemaining()) {
+                    ch.write(bb);
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Strategy.class, names = {"SIMPLE", "RIFFLE", "MAGNET", "PUSH_PIPELINED"})
+    void sortsAFileFourTimesLargerThanTheStoresBySpilling(Strategy strategy) throws IOException {
+        Path in = dir.resolve("in");
+        Path out = dir.resolve("out");
+        long records = 640_000; // 64 MB of records through 2 x 8 MiB of store memory
+        SortBenchmarkRecords.writeFile(in, records, 42, 2);
+        Path spill = Files.createDirectories(dir.resolve("spill"));
+        try (Cluster cluster = Cluster.builder().nodes(2).cpusPerNode(1).objectStoreBytes(8L << 20)
+                .spillDirectory(spill).start()) {
+            SortJob job = SortJob.builder().inputFile(in).mappers(16).partitions(8).strategy(strategy)
+                    .tuning(s -> s.mapsPerRound(4)).build();
+            try (ShuffleResult<MemorySegment> result = job.run(cluster)) {
+                writeAll(result, out);
+            }
+            long spilled = cluster.stats().nodes().stream().mapToLong(ClusterStats.NodeStats::bytesSpilled).sum();
+            assertTrue(spilled > 0, "the sort spilled (store memory is a quarter of the data)");
+            assertEquals(0, cluster.objectCount());
+        }
+        SortBenchmarkRecords.Validation input = SortBenchmarkRecords.validate(in);
+        SortBenchmarkRecords.Validation output = SortBenchmarkRecords.validate(out);
+        assertFalse(input.ordered());
+        assertTrue(output.ordered(), "first record out of order: " + output.firstDisorder());
+        assertEquals(records, output.records());
+        assertEquals(input.checksum(), output.checksum());
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Strategy.class, names = {"SIMPLE", "PUSH_PIPELINED", "AUTO"})
+    void sortsBlocksAlreadyInTheCluster(Strategy strategy) {
+        try (Cluster cluster = Cluster.builder().nodes(3).objectStoreBytes(32L << 20).spillDirectory(dir).start()) {
+            var inputs = new java.util.ArrayList<dev.croupier.futures.ObjectRef<MemorySegment>>();
+            Checksum expected = Checksum.ZERO;
+            for (int i = 0; i < 5; i++) {
+                MemorySegment block = MemorySegment.ofArray(new byte[1000 * 100]);
+                SortBenchmarkRecords.generate(9, i * 1000L, block);
+                expected = expected.plus(SortBenchmarkRecords.checksum(block));
+                inputs.add(cluster.put(block));
+            }
+            try (ShuffleResult<MemorySegment> result = SortJob.builder().inputs(inputs).partitions(4)
+                    .strategy(strategy).build().run(cluster)) {
+                Checksum actual = Checksum.ZERO;
+                byte[] last = null;
+                for (MemorySegment part : result.values()) {
+                    assertTrue(RecordKernels.isSorted(SortBenchmarkRecords.LAYOUT, part));
+                    actual = actual.plus(SortBenchmarkRecords.checksum(part));
+                    if (part.byteSize() > 0) {
+                        byte[] first = RecordKernels.key(SortBenchmarkRecords.LAYOUT, part, 0);
+                        if (last != null) {
+                            assertTrue(java.util.Arrays.compareUnsigned(last, first) <= 0, "partitions are in key order");
+                        }
+                        last = RecordKernels.key(SortBenchmarkRecords.LAYOUT, part, part.byteSize() / 100 - 1);
+                    }
+                }
+                assertEquals(expected, actual);
+            }
+            inputs.forEach(dev.croupier.futures.ObjectRef::release);
+        }
+    }
+
+    @org.junit.jupiter.api.Test
+    void aFileThatIsNotWholeRecordsIsRefusedWithItsNameAndOffset() throws IOException {
+        Path bad = dir.resolve("bad");
+        Files.write(bad, new byte[250]);
+        CroupierException e = assertThrows(CroupierException.class, () -> SortBenchmarkRecords.validate(bad));
+        assertTrue(e.getMessage().contains(bad.toString()) && e.getMessage().contains("offset 200"), e.getMessage());
+        try (Cluster cluster = Cluster.builder().nodes(1).objectStoreBytes(8L << 20).spillDirectory(dir).start()) {
+            e = assertThrows(CroupierException.class,
+                    () -> SortJob.builder().inputFile(bad).build().run(cluster));
+            assertTrue(e.getMessage().contains(bad.toString()) && e.getMessage().contains("offset 200"), e.getMessage());
+        }
+    }
+}
