@@ -80,7 +80,7 @@ public final class LocalReshard {
     public ReshardResult run() {
         List<String> warnings = Collections.synchronizedList(new ArrayList<>());
         List<Path> inputs = checkInputs(warnings);
-        ShardFormat outputFormat = ShardFormat.forExtension(spec.outputExtension()).orElseThrow();
+        KeyMap keyMap = readKeyMap(warnings);
         long memoryLimit = Math.min(spec.maxMemUsage().resolve(physicalMemory),
                 (long) (Runtime.getRuntime().maxMemory() * HEAP_SHARE));
         AtomicLong budget = new AtomicLong(memoryLimit);
@@ -113,13 +113,7 @@ public final class LocalReshard {
 
             long clockSeed = seedClock.getAsLong();
             List<RecordMeta> ordered = RecordOrdering.order(all, spec.algorithm(), clockSeed);
-            int[] ends = spec.outputShardRecords() > 0 ? ShardPacking.byCount(ordered, spec.outputShardRecords())
-                    : ShardPacking.bySize(ordered, spec.outputShardSize() > 0 ? spec.outputShardSize()
-                    : ShardPacking.autoSize(ordered, spec.outputFormat().count()));
-            List<Path> names = new ArrayList<>(ends.length);
-            for (int i = 0; i < ends.length; i++) {
-                names.add(spec.outputShard(i, base));
-            }
+            List<Planned> plan = plan(ordered, keyMap, warnings);
             long t2 = System.nanoTime();
             ReshardResult.Phase sorting = new ReshardResult.Phase(0, ordered.size(), bytes, Duration.ofNanos(t2 - t1), 0, 0);
             long seed = spec.algorithm().kind() == Algorithm.Kind.SHUFFLE
@@ -127,14 +121,13 @@ public final class LocalReshard {
 
             List<ReshardResult.OutputShard> outputs = new ArrayList<>();
             if (dryRun) {
-                for (int i = 0; i < ends.length; i++) {
-                    List<RecordMeta> part = ordered.subList(i == 0 ? 0 : ends[i - 1], ends[i]);
-                    outputs.add(new ReshardResult.OutputShard(names.get(i), part.size(),
-                            part.stream().mapToLong(RecordMeta::size).sum(), -1));
+                for (Planned p : plan) {
+                    outputs.add(new ReshardResult.OutputShard(p.target(), p.records().size(),
+                            p.records().stream().mapToLong(RecordMeta::size).sum(), -1));
                 }
                 return new ReshardResult(true, outputs, extraction, sorting, ReshardResult.Phase.NONE, seed, warnings, skipped);
             }
-            outputs = create(ordered, ends, names, outputFormat, stores);
+            outputs = create(plan, stores);
             long t3 = System.nanoTime();
             ReshardResult.Phase creation = new ReshardResult.Phase(outputs.size(),
                     outputs.stream().mapToLong(ReshardResult.OutputShard::records).sum(),
@@ -219,22 +212,19 @@ public final class LocalReshard {
         }
     }
 
-    private List<ReshardResult.OutputShard> create(List<RecordMeta> ordered, int[] ends, List<Path> names,
-                                                   ShardFormat format, ExtractionStore[] stores) {
+    private List<ReshardResult.OutputShard> create(List<Planned> plan, ExtractionStore[] stores) {
         RecordSource source = m -> stores[m.shard()].load(m.key(), m.handle());
-        int threads = threads(spec.createConcurrencyMaxLimit(), ends.length);
+        int threads = threads(spec.createConcurrencyMaxLimit(), plan.size());
         ExecutorService pool = Executors.newFixedThreadPool(threads, Thread.ofPlatform().daemon().name("create-", 0).factory());
         List<Future<ShardCreator.Created>> futures = new ArrayList<>();
         List<ShardCreator.Created> done = new ArrayList<>();
         boolean committed = false;
         try {
-            for (Path n : names) {
-                Files.createDirectories(n.toAbsolutePath().getParent());
+            for (Planned p : plan) {
+                Files.createDirectories(p.target().toAbsolutePath().getParent());
             }
-            for (int i = 0; i < ends.length; i++) {
-                List<RecordMeta> part = ordered.subList(i == 0 ? 0 : ends[i - 1], ends[i]);
-                Path target = names.get(i);
-                futures.add(pool.submit(() -> ShardCreator.create(part, source, format, target, transform)));
+            for (Planned p : plan) {
+                futures.add(pool.submit(() -> ShardCreator.create(p.records(), source, p.format(), p.target(), transform)));
             }
             // Wait for every task, even after a failure, so no finished temporary file is missed below.
             Throwable failure = null;
@@ -275,6 +265,75 @@ public final class LocalReshard {
                 }
             }
         }
+    }
+
+    /** One output shard to create. */
+    private record Planned(Path target, ShardFormat format, List<RecordMeta> records) {
+    }
+
+    private KeyMap readKeyMap(List<String> warnings) {
+        if (spec.ekmFile().isEmpty()) {
+            return null;
+        }
+        Path file = base.resolve(spec.ekmFile().get());
+        try {
+            return KeyMap.read(file, spec.ekmFileSep(), spec.ekmMalformedLine(), warnings::add);
+        } catch (IOException e) {
+            throw new ReshardException(ReshardException.Kind.IO, "cannot read ekm_file " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Cuts ordered records into output shards: one template (output_format), or one per key map template. */
+    private List<Planned> plan(List<RecordMeta> ordered, KeyMap keyMap, List<String> warnings) {
+        ShardFormat defaultFormat = ShardFormat.forExtension(spec.outputExtension()).orElseThrow();
+        List<Planned> plan = new ArrayList<>();
+        if (keyMap == null) {
+            int[] ends = ends(ordered, spec.outputFormat());
+            for (int i = 0; i < ends.length; i++) {
+                plan.add(new Planned(spec.outputShard(i, base), defaultFormat,
+                        ordered.subList(i == 0 ? 0 : ends[i - 1], ends[i])));
+            }
+            return plan;
+        }
+        List<List<RecordMeta>> groups = new ArrayList<>();
+        keyMap.templates().forEach(t -> groups.add(new ArrayList<>()));
+        for (RecordMeta m : ordered) {
+            int t = keyMap.templateFor(m.key());
+            if (t < 0) {
+                String msg = "record '" + m.key() + "' (input shard #" + m.shard() + ") matches "
+                        + (t == -1 ? "no" : "more than one") + " ekm_file entry";
+                switch (spec.ekmMissingKey()) {
+                    case ABORT -> throw new ReshardException(ReshardException.Kind.CONTENT_KEY, msg);
+                    case WARN -> warnings.add(msg + "; dropped");
+                    case IGNORE -> { }
+                }
+                continue;
+            }
+            groups.get(t).add(m);
+        }
+        for (int t = 0; t < groups.size(); t++) {
+            NameTemplate template = keyMap.templates().get(t);
+            List<RecordMeta> group = groups.get(t);
+            int[] ends = ends(group, template);
+            if (ends.length > template.count()) {
+                throw new ReshardException(ReshardException.Kind.OUT_OF_NAMES, "ekm_file template '" + template
+                        + "' gives " + template.count() + " names but " + ends.length + " output shards are needed");
+            }
+            for (int i = 0; i < ends.length; i++) {
+                String name = template.name(i);
+                plan.add(new Planned(base.resolve(name), ShardFormat.forName(name).orElse(defaultFormat),
+                        group.subList(i == 0 ? 0 : ends[i - 1], ends[i])));
+            }
+        }
+        return plan;
+    }
+
+    private int[] ends(List<RecordMeta> ordered, NameTemplate template) {
+        if (spec.outputShardRecords() > 0) {
+            return ShardPacking.byCount(ordered, spec.outputShardRecords());
+        }
+        return ShardPacking.bySize(ordered, spec.outputShardSize() > 0 ? spec.outputShardSize()
+                : ShardPacking.autoSize(ordered, template.count()));
     }
 
     private static ReshardException failure(String what, Throwable c) {

@@ -8,11 +8,15 @@ import java.util.List;
  * {@code shards/train-{0000..0999}.tar} or {@code p-{0..10..2}-q}. Each range is
  * {@code {START..END}} or {@code {START..END..STEP}} with 0 &le; START &le; END and STEP &gt; 0;
  * numbers are zero-padded to {@code min(len(START), len(END))} digits. Several ranges iterate
- * like an odometer, the last one fastest. A template without ranges names one shard.
+ * like an odometer, the last one fastest. A template without ranges names one shard. A printf
+ * template with exactly one {@code %d} or {@code %0Nd} (dSort's fmt template) names shards
+ * 0, 1, 2... without bound.
  *
  * <p>Thread-safety: immutable.
  */
 public final class NameTemplate {
+    private static final java.util.regex.Pattern FMT = java.util.regex.Pattern.compile("%0?(\\d+)?d");
+
     private final String text;
     private final List<String> literals;
     private final long[] starts;
@@ -41,6 +45,17 @@ public final class NameTemplate {
     public static NameTemplate parse(String field, String text) {
         if (text == null || text.isEmpty()) {
             throw new BadSpecException(field, text, "template is empty");
+        }
+        java.util.regex.Matcher fmt = FMT.matcher(text);
+        if (fmt.find()) {
+            int at = fmt.start();
+            int end = fmt.end();
+            if (fmt.find() || text.indexOf('{') >= 0) {
+                throw new BadSpecException(field, text, "a %d template takes exactly one %d or %0Nd and no brace range");
+            }
+            int width = fmt.group(1) == null ? 0 : Integer.parseInt(fmt.group(1));
+            return new NameTemplate(text, List.of(text.substring(0, at), text.substring(end)), new long[] {0},
+                    new long[] {1}, new long[] {Long.MAX_VALUE}, new int[] {width}, Long.MAX_VALUE);
         }
         List<String> literals = new ArrayList<>();
         List<long[]> ranges = new ArrayList<>();
@@ -123,6 +138,11 @@ public final class NameTemplate {
     /** @return whether the template has at least one range */
     public boolean hasRanges() {
         return starts.length > 0;
+    }
+
+    /** @return whether the template gives a bounded number of names (a {@code %d} template does not) */
+    public boolean bounded() {
+        return count < Long.MAX_VALUE;
     }
 
     /**

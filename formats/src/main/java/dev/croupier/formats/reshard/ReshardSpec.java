@@ -37,6 +37,10 @@ public final class ReshardSpec {
     public static final Reaction DEFAULT_MISSING_SHARDS = Reaction.IGNORE;
     /** Default concurrency limits: 0 lets the job pick (the number of processors). */
     public static final int DEFAULT_CONCURRENCY = 0;
+    /** Default separator of a text external key map (dSort's). */
+    public static final String DEFAULT_EKM_FILE_SEP = "\t";
+    /** Default reaction to a malformed key map line, and to a record matching no or several entries (dSort's). */
+    public static final Reaction DEFAULT_EKM_REACTION = Reaction.ABORT;
     /** Most input or output names a template may expand to (dSort's list limit). */
     public static final int MAX_NAMES = 10_000_000;
 
@@ -52,6 +56,9 @@ public final class ReshardSpec {
     private final long outputShardRecords;
     private final Algorithm algorithm;
     private final String ekmFile;
+    private final String ekmFileSep;
+    private final Reaction ekmMalformedLine;
+    private final Reaction ekmMissingKey;
     private final MemoryLimit maxMemUsage;
     private final int extractConcurrency;
     private final int createConcurrency;
@@ -70,6 +77,9 @@ public final class ReshardSpec {
         this.outputShardRecords = b.outputShardRecords;
         this.algorithm = b.algorithm;
         this.ekmFile = b.ekmFile;
+        this.ekmFileSep = b.ekmFileSep;
+        this.ekmMalformedLine = b.ekmMalformedLine;
+        this.ekmMissingKey = b.ekmMissingKey;
         this.maxMemUsage = b.maxMemUsage;
         this.extractConcurrency = b.extractConcurrency;
         this.createConcurrency = b.createConcurrency;
@@ -183,6 +193,9 @@ public final class ReshardSpec {
                 case "output_shard_records" -> b.outputShardRecords(integer(f, v));
                 case "algorithm" -> b.algorithm(algorithm(v));
                 case "ekm_file" -> b.ekmFile(text(f, v));
+                case "ekm_file_sep" -> b.ekmFileSep(text(f, v));
+                case "ekm_malformed_line" -> b.ekmMalformedLine(reaction(f, text(f, v)));
+                case "ekm_missing_key" -> b.ekmMissingKey(reaction(f, text(f, v)));
                 case "max_mem_usage" -> b.maxMemUsage(v.isNumber() ? Long.toString(v.asLong()) : text(f, v));
                 case "extract_concurrency_max_limit" -> b.extractConcurrencyMaxLimit((int) integer(f, v));
                 case "create_concurrency_max_limit" -> b.createConcurrencyMaxLimit((int) integer(f, v));
@@ -198,7 +211,8 @@ public final class ReshardSpec {
     }
 
     private static final List<String> KNOWN_FIELDS = List.of("input_format", "input_extension", "output_format",
-            "output_extension", "output_shard_size", "output_shard_records", "algorithm", "ekm_file",
+            "output_extension", "output_shard_size", "output_shard_records", "algorithm", "ekm_file", "ekm_file_sep",
+            "ekm_malformed_line", "ekm_missing_key",
             "max_mem_usage", "extract_concurrency_max_limit", "create_concurrency_max_limit", "dry_run",
             "duplicated_records", "missing_shards", "description");
 
@@ -345,6 +359,9 @@ public final class ReshardSpec {
      * @throws ReshardException {@link ReshardException.Kind#OUT_OF_NAMES} when the template has fewer names
      */
     public Path outputShard(long index, Path base) {
+        if (outputFormat == null) {
+            throw new IllegalStateException("outputs are named by ekm_file " + ekmFile);
+        }
         if (index >= outputFormat.count()) {
             throw new ReshardException(ReshardException.Kind.OUT_OF_NAMES, "output_format '" + outputFormat
                     + "' gives " + outputFormat.count() + " names but at least " + (index + 1)
@@ -369,7 +386,7 @@ public final class ReshardSpec {
         return inputExtension;
     }
 
-    /** @return the output template */
+    /** @return the output template; {@code null} when an external key map names the outputs */
     public NameTemplate outputFormat() {
         return outputFormat;
     }
@@ -397,6 +414,21 @@ public final class ReshardSpec {
     /** @return the external key map file, if any */
     public Optional<String> ekmFile() {
         return Optional.ofNullable(ekmFile);
+    }
+
+    /** @return the separator of a text key map */
+    public String ekmFileSep() {
+        return ekmFileSep;
+    }
+
+    /** @return reaction to a malformed key map line */
+    public Reaction ekmMalformedLine() {
+        return ekmMalformedLine;
+    }
+
+    /** @return reaction to a record key matching no key map entry, or several */
+    public Reaction ekmMissingKey() {
+        return ekmMissingKey;
     }
 
     /** @return the memory limit for extracted records */
@@ -442,7 +474,9 @@ public final class ReshardSpec {
         } else {
             b.inputPaths(inputPaths);
         }
-        b.inputExtension(inputExtension).outputFormat(outputFormat.text()).outputExtension(outputExtension)
+        b.inputExtension(inputExtension).outputFormat(outputFormat == null ? null : outputFormat.text())
+                .outputExtension(outputExtension).ekmFileSep(ekmFileSep).ekmMalformedLine(ekmMalformedLine)
+                .ekmMissingKey(ekmMissingKey)
                 .algorithm(algorithm).maxMemUsage(maxMemUsage.toString())
                 .extractConcurrencyMaxLimit(extractConcurrency).createConcurrencyMaxLimit(createConcurrency)
                 .dryRun(dryRun).duplicatedRecords(duplicatedRecords).missingShards(missingShards)
@@ -473,6 +507,9 @@ public final class ReshardSpec {
         private long outputShardRecordsValue = -1;
         private Algorithm algorithm = Algorithm.DEFAULT;
         private String ekmFile;
+        private String ekmFileSep = DEFAULT_EKM_FILE_SEP;
+        private Reaction ekmMalformedLine = DEFAULT_EKM_REACTION;
+        private Reaction ekmMissingKey = DEFAULT_EKM_REACTION;
         private String maxMemUsageText;
         private int extractConcurrency = DEFAULT_CONCURRENCY;
         private int createConcurrency = DEFAULT_CONCURRENCY;
@@ -549,6 +586,24 @@ public final class ReshardSpec {
             return this;
         }
 
+        /** @param sep {@code ekm_file_sep} @return this */
+        public Builder ekmFileSep(String sep) {
+            this.ekmFileSep = sep;
+            return this;
+        }
+
+        /** @param reaction {@code ekm_malformed_line} @return this */
+        public Builder ekmMalformedLine(Reaction reaction) {
+            this.ekmMalformedLine = reaction;
+            return this;
+        }
+
+        /** @param reaction {@code ekm_missing_key} @return this */
+        public Builder ekmMissingKey(Reaction reaction) {
+            this.ekmMissingKey = reaction;
+            return this;
+        }
+
         /** @param limit {@code max_mem_usage}: {@code NN%} or a size @return this */
         public Builder maxMemUsage(String limit) {
             this.maxMemUsageText = limit;
@@ -614,20 +669,32 @@ public final class ReshardSpec {
             }
             resolvedInputExtension = extension("input_extension", inputExtensionText, lastInputName,
                     DEFAULT_INPUT_EXTENSION);
-            if (ekmFile != null) {
-                throw new BadSpecException("ekm_file", ekmFile, "external key maps are not supported yet");
+            if (ekmFile != null && ekmFile.isEmpty()) {
+                throw new BadSpecException("ekm_file", ekmFile, "must name a key map file");
             }
-            if (outputFormatText == null) {
-                throw new BadSpecException("output_format", null, "required: a template such as out/shard-{0000..0999}");
+            if (ekmFileSep == null || ekmFileSep.isEmpty()) {
+                throw new BadSpecException("ekm_file_sep", ekmFileSep, "must not be empty");
             }
-            outputTemplate = NameTemplate.parse("output_format", outputFormatText);
-            for (String sample : List.of(outputTemplate.name(0), outputTemplate.name(outputTemplate.count() - 1))) {
-                if (!dev.croupier.formats.MemberNames.isLocal(sample) && !Path.of(sample).isAbsolute()) {
-                    throw new BadSpecException("output_format", outputFormatText, "names must not climb out with '..'");
+            if (ekmMalformedLine == null || ekmMissingKey == null) {
+                throw new BadSpecException(ekmMalformedLine == null ? "ekm_malformed_line" : "ekm_missing_key", null,
+                        "must be ignore, warn or abort");
+            }
+            if (outputFormatText == null && ekmFile == null) {
+                throw new BadSpecException("output_format", null,
+                        "required (unless ekm_file names the outputs): a template such as out/shard-{0000..0999}");
+            }
+            if (outputFormatText != null) {
+                outputTemplate = NameTemplate.parse("output_format", outputFormatText);
+                for (String sample : List.of(outputTemplate.name(0), outputTemplate.name(outputTemplate.count() - 1))) {
+                    if (!dev.croupier.formats.MemberNames.isLocal(sample) && !Path.of(sample).isAbsolute()) {
+                        throw new BadSpecException("output_format", outputFormatText, "names must not climb out with '..'");
+                    }
                 }
+            } else {
+                outputTemplate = null;
             }
-            resolvedOutputExtension = extension("output_extension", outputExtensionText, outputFormatText,
-                    resolvedInputExtension);
+            resolvedOutputExtension = extension("output_extension", outputExtensionText,
+                    outputFormatText == null ? "" : outputFormatText, resolvedInputExtension);
             if (outputShardSizeText != null && outputShardRecordsValue >= 0) {
                 throw new BadSpecException("output_shard_records", Long.toString(outputShardRecordsValue),
                         "give output_shard_size or output_shard_records, not both");
@@ -637,7 +704,8 @@ public final class ReshardSpec {
             if (outputShardRecordsValue == 0 || outputShardRecordsValue < -1) {
                 throw new BadSpecException("output_shard_records", Long.toString(outputShardRecordsValue), "must be >= 1");
             }
-            if (outputShardSize <= 0 && outputShardRecords < 0 && !outputTemplate.hasRanges()) {
+            if (outputShardSize <= 0 && outputShardRecords < 0
+                    && (outputTemplate == null || !(outputTemplate.hasRanges() && outputTemplate.bounded()))) {
                 throw new BadSpecException("output_shard_size", outputShardSizeText,
                         "needs a size > 0 (or output_shard_records) unless output_format has a bounded range");
             }
@@ -694,7 +762,9 @@ public final class ReshardSpec {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("input_format", inputTemplate != null ? inputTemplate.text() : inputPaths);
         m.put("input_extension", inputExtension);
-        m.put("output_format", outputFormat.text());
+        if (outputFormat != null) {
+            m.put("output_format", outputFormat.text());
+        }
         m.put("output_extension", outputExtension);
         if (outputShardSize >= 0) {
             m.put("output_shard_size", Long.toString(outputShardSize));
@@ -713,6 +783,12 @@ public final class ReshardSpec {
             a.put("content_key_type", algorithm.contentKeyType().name().toLowerCase(Locale.ROOT));
         }
         m.put("algorithm", a);
+        if (ekmFile != null) {
+            m.put("ekm_file", ekmFile);
+        }
+        m.put("ekm_file_sep", ekmFileSep);
+        m.put("ekm_malformed_line", ekmMalformedLine.spelling());
+        m.put("ekm_missing_key", ekmMissingKey.spelling());
         m.put("max_mem_usage", maxMemUsage.toString());
         m.put("extract_concurrency_max_limit", extractConcurrency);
         m.put("create_concurrency_max_limit", createConcurrency);

@@ -213,4 +213,54 @@ class LocalReshardTest {
         assertEquals(2, r.outputs().size());
         assertEquals(2, r.creation().records());
     }
+
+    /** Shard 000 holds cats, shard 001 dogs; the key map sends each to its own templates. */
+    private List<String> catsAndDogs() throws IOException {
+        List<List<Record>> shards = new ArrayList<>();
+        for (String animal : List.of("cat", "dog")) {
+            List<Record> shard = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                shard.add(new Record(animal + "_" + i, List.of(RecordFile.of(".jpg", new byte[600]))));
+            }
+            shards.add(shard);
+        }
+        return ReshardProperties.writeInputs(dir, shards);
+    }
+
+    @Test
+    void jsonKeyMapSendsRecordsToTheirTemplates() throws IOException {
+        List<String> in = catsAndDogs();
+        Files.writeString(dir.resolve("map.json"), """
+                {"out/cats-%d.tar": ["cat_.*"], "out/dogs-{00..09}.zip": ["dog_[0-3]"]}""");
+        ReshardSpec spec = ReshardSpec.builder().inputPaths(in).ekmFile("map.json").outputShardSize("1000").build();
+        ReshardResult r = LocalReshard.builder(spec).baseDir(dir).workDir(dir).build().run();
+        assertEquals(List.of("out/cats-0.tar", "out/cats-1.tar", "out/dogs-00.zip", "out/dogs-01.zip"),
+                r.outputs().stream().map(o -> dir.relativize(o.path()).toString()).toList());
+        assertEquals(List.of("cat_0", "cat_1"), read(r.outputs().getFirst().path()).stream().map(Record::key).toList());
+        assertEquals(List.of("dog_2", "dog_3"), read(r.outputs().get(3).path()).stream().map(Record::key).toList());
+    }
+
+    @Test
+    void textKeyMapWithMissingKeysAndMalformedLines() throws IOException {
+        List<String> in = catsAndDogs();
+        Files.writeString(dir.resolve("map.txt"), "cat_0\tout/a-{0..9}.tar\n\ncat_1\tout/a-{0..9}.tar\nnot a line\n"
+                + "dog_.*\tout/d-{0..9}.tar\n");
+        ReshardSpec abort = ReshardSpec.builder().inputPaths(in).ekmFile("map.txt").outputShardRecords(10).build();
+        BadSpecException bad = assertThrows(BadSpecException.class,
+                () -> LocalReshard.builder(abort).baseDir(dir).workDir(dir).build().run());
+        assertEquals("ekm_file", bad.field());
+        assertTrue(bad.getMessage().contains("line 4"), bad.getMessage());
+        assertTrue(Files.notExists(dir.resolve("out")), "a bad key map fails before any work");
+
+        ReshardSpec lenient = abort.toBuilder().ekmMalformedLine(dev.croupier.formats.Reaction.WARN).build();
+        ReshardException missing = assertThrows(ReshardException.class,
+                () -> LocalReshard.builder(lenient).baseDir(dir).workDir(dir).build().run());
+        assertTrue(missing.getMessage().contains("cat_2") && missing.getMessage().contains("no ekm_file entry"),
+                missing.getMessage());
+
+        ReshardSpec warn = lenient.toBuilder().ekmMissingKey(dev.croupier.formats.Reaction.WARN).build();
+        ReshardResult r = LocalReshard.builder(warn).baseDir(dir).workDir(dir).build().run();
+        assertEquals(List.of(2L, 4L), r.outputs().stream().map(ReshardResult.OutputShard::records).toList());
+        assertEquals(3, r.warnings().size(), r.warnings().toString());
+    }
 }

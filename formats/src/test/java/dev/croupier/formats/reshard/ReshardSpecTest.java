@@ -92,7 +92,9 @@ class ReshardSpecTest {
         "size and records      | {\"input_format\":\"a.tar\",\"output_format\":\"o\",\"output_shard_size\":\"1\",\"output_shard_records\":2} | output_shard_records | 2",
         "unbounded, no size    | {\"input_format\":\"a.tar\",\"output_format\":\"o\"}                                            | output_shard_size | ",
         "missing input         | {\"output_format\":\"o-{0..1}\"}                                                                | input_format | ",
-        "ekm not supported     | {\"input_format\":\"a.tar\",\"output_format\":\"o-{0..1}\",\"ekm_file\":\"map.json\"}           | ekm_file | map.json",
+        "bad ekm reaction      | {\"input_format\":\"a.tar\",\"output_format\":\"o-{0..1}\",\"ekm_missing_key\":\"maybe\"}      | ekm_missing_key | maybe",
+        "two %d in template    | {\"input_format\":\"a.tar\",\"output_format\":\"o-%d-%d\",\"output_shard_size\":\"1\"}       | output_format | o-%d-%d",
+        "%d without a size     | {\"input_format\":\"a.tar\",\"output_format\":\"o-%06d\"}                                    | output_shard_size | ",
         "climbing output       | {\"input_format\":\"a.tar\",\"output_format\":\"../o-{0..1}\"}                                  | output_format | ../o-{0..1}",
     })
     void badSpecNamesFieldAndValue(String title, String json, String field, String value) {
@@ -141,5 +143,9 @@ class ReshardSpecTest {
         assertEquals("x-5", NameTemplate.parse("f", "x-{0..100}").name(5));
         assertEquals(List.of("plain.tar"), NameTemplate.parse("f", "plain.tar").expand("f", 1));
         assertEquals(11, NameTemplate.parse("f", "{0..10}").count());
+        NameTemplate fmt = NameTemplate.parse("f", "shard-%06d.tar");
+        assertEquals("shard-000042.tar", fmt.name(42));
+        assertFalse(fmt.bounded());
+        assertEquals("c-7", NameTemplate.parse("f", "c-%d").name(7));
     }
 }

@@ -1,0 +1,146 @@
+package dev.croupier.benchmarks.formats;
+
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.stream.Stream;
+
+import dev.croupier.formats.ShardFormat;
+import dev.croupier.formats.ShardWriter;
+import dev.croupier.formats.reshard.Algorithm;
+import dev.croupier.formats.reshard.LocalReshard;
+import dev.croupier.formats.reshard.ReshardResult;
+import dev.croupier.formats.reshard.ReshardSpec;
+
+/**
+ * Benchmark program for issue 6: resharding throughput of small-file tar shards (records of
+ * about 100 KiB in 3 files) against the sequential read-plus-write bound measured in the same
+ * run (every input byte read once and written once to one file, fsynced, as the job must at
+ * least do). Both run on a warm page cache, so the bound is memory and file-system bound, not
+ * the disk's; the job also pays for tar parsing, the shuffle and one file per output shard.
+ *
+ * <p>Usage: {@code java -Xmx4g <flags> -cp benchmarks/target/benchmarks.jar
+ * dev.croupier.benchmarks.formats.ReshardThroughput [totalMiB=1024] [inputShardMiB=16]
+ * [outputShardMiB=64] [reps=3] [workDir=java.io.tmpdir]}. Prints one line per measurement and
+ * the median ratio.
+ */
+public final class ReshardThroughput {
+    private ReshardThroughput() {
+    }
+
+    public static void main(String[] args) throws IOException {
+        long totalMiB = args.length > 0 ? Long.parseLong(args[0]) : 1024;
+        long inMiB = args.length > 1 ? Long.parseLong(args[1]) : 16;
+        long outMiB = args.length > 2 ? Long.parseLong(args[2]) : 64;
+        int reps = args.length > 3 ? Integer.parseInt(args[3]) : 3;
+        Path parent = Path.of(args.length > 4 ? args[4] : System.getProperty("java.io.tmpdir"));
+        Path dir = Files.createTempDirectory(parent, "croupier-reshard-bench-");
+        try {
+            List<String> inputs = writeInputs(dir, totalMiB, inMiB);
+            long bytes = 0;
+            for (String n : inputs) {
+                bytes += Files.size(dir.resolve(n));
+            }
+            System.out.printf("inputs: %d tar shards, %.1f MiB%n", inputs.size(), bytes / 1048576.0);
+            double[] bound = new double[reps];
+            double[] job = new double[reps];
+            for (int r = 0; r < reps; r++) {
+                bound[r] = sequentialCopy(dir, inputs, bytes);
+                job[r] = reshard(dir, inputs, outMiB, r);
+                System.out.printf("rep %d: sequential read+write %.0f MB/s, reshard (shuffle) %.0f MB/s, ratio %.2f%n",
+                        r, bound[r], job[r], job[r] / bound[r]);
+            }
+            Arrays.sort(bound);
+            Arrays.sort(job);
+            System.out.printf("median: bound %.0f MB/s, reshard %.0f MB/s, ratio %.2f%n",
+                    bound[reps / 2], job[reps / 2], job[reps / 2] / bound[reps / 2]);
+        } finally {
+            try (Stream<Path> s = Files.walk(dir)) {
+                for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+                    Files.delete(p);
+                }
+            }
+        }
+    }
+
+    private static List<String> writeInputs(Path dir, long totalMiB, long shardMiB) throws IOException {
+        Files.createDirectories(dir.resolve("in"));
+        SplittableRandom random = new SplittableRandom(7);
+        byte[] content = new byte[90 * 1024];
+        random.nextBytes(content);
+        int[] sizes = {90 * 1024, 10 * 1024, 300};
+        String[] exts = {".jpg", ".seg.png", ".json"};
+        List<String> names = new ArrayList<>();
+        long written = 0;
+        int record = 0;
+        for (int s = 0; written < totalMiB << 20; s++) {
+            String name = String.format("in/train-%05d.tar", s);
+            try (ShardWriter w = ShardFormat.TAR.create(dir.resolve(name))) {
+                while (w.bytesWritten() < shardMiB << 20) {
+                    w.beginRecord(String.format("train/%08d", record++), 3);
+                    for (int f = 0; f < 3; f++) {
+                        content[f] = (byte) record; // distinct bytes per record without regenerating
+                        w.writeFile(exts[f], ByteBuffer.wrap(content, 0, sizes[f]));
+                    }
+                }
+                dev.croupier.formats.PendingShard shard = w.finish();
+                written += shard.size();
+                shard.commit();
+            }
+            names.add(name);
+        }
+        return names;
+    }
+
+    private static double sequentialCopy(Path dir, List<String> inputs, long bytes) throws IOException {
+        byte[] chunk = new byte[1 << 20];
+        Path out = dir.resolve("bound.bin");
+        long t0 = System.nanoTime();
+        try (FileOutputStream o = new FileOutputStream(out.toFile())) {
+            for (String n : inputs) {
+                try (InputStream in = Files.newInputStream(dir.resolve(n))) {
+                    for (int k = in.read(chunk); k >= 0; k = in.read(chunk)) {
+                        o.write(chunk, 0, k);
+                    }
+                }
+            }
+            o.getFD().sync();
+        }
+        double mbs = bytes / 1e6 / ((System.nanoTime() - t0) / 1e9);
+        Files.delete(out);
+        return mbs;
+    }
+
+    private static double reshard(Path dir, List<String> inputs, long outMiB, int rep) throws IOException {
+        ReshardSpec spec = ReshardSpec.builder().inputPaths(inputs).outputFormat("out" + rep + "/shard-{00000..99999}.tar")
+                .outputShardSize(outMiB + "MiB").algorithm(new Algorithm(Algorithm.Kind.SHUFFLE, false, 42L, null, null))
+                .build();
+        long t0 = System.nanoTime();
+        ReshardResult r = LocalReshard.builder(spec).baseDir(dir).workDir(dir).build().run();
+        long ns = System.nanoTime() - t0;
+        long in = r.extraction().bytes();
+        System.out.printf("  reshard: %d -> %d shards, %d records, extraction %d ms (memory %d MiB, spilled %d MiB),"
+                        + " sort %d ms, creation %d ms%n", r.extraction().shards(), r.outputs().size(),
+                r.extraction().records(), r.extraction().elapsed().toMillis(), r.extraction().memoryBytes() >> 20,
+                r.extraction().spilledBytes() >> 20, r.sorting().elapsed().toMillis(), r.creation().elapsed().toMillis());
+        long fileBytes = 0;
+        for (ReshardResult.OutputShard o : r.outputs()) {
+            fileBytes += o.fileBytes();
+        }
+        try (Stream<Path> s = Files.walk(dir.resolve("out" + rep))) {
+            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
+        // Throughput counts shard file bytes written, the same measure as the bound.
+        return Math.max(in, fileBytes) / 1e6 / (ns / 1e9);
+    }
+}
