@@ -50,10 +50,10 @@ public final class NameTemplate {
         if (fmt.find()) {
             int at = fmt.start();
             int end = fmt.end();
+            int width = fmt.group(1) == null ? 0 : Integer.parseInt(fmt.group(1));
             if (fmt.find() || text.indexOf('{') >= 0) {
                 throw new BadSpecException(field, text, "a %d template takes exactly one %d or %0Nd and no brace range");
             }
-            int width = fmt.group(1) == null ? 0 : Integer.parseInt(fmt.group(1));
             return new NameTemplate(text, List.of(text.substring(0, at), text.substring(end)), new long[] {0},
                     new long[] {1}, new long[] {Long.MAX_VALUE}, new int[] {width}, Long.MAX_VALUE);
         }
