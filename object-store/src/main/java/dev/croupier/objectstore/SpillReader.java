@@ -4,7 +4,11 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.channels.WritableByteChannel;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Reads spilled objects back: into store memory (restore) or straight to a channel (streaming
@@ -53,6 +57,69 @@ final class SpillReader {
                     ValueLayout.JAVA_BYTE, written, n);
             position += SpillFrame.LZ4_CHUNK_HEADER_BYTES + codec.stored.getInt(4);
             written += n;
+        }
+    }
+
+    /**
+     * Reads adjacent raw frames of one spill file with one scattering read: frame headers into a
+     * small buffer, payloads straight into their destinations, padding into a scratch buffer.
+     * Every header is checked after the read.
+     *
+     * @param ids the objects, in file order
+     * @param records their frames, adjacent, in the same file, raw
+     * @param destinations one per object, exactly its size
+     * @throws IOException on a read failure or a frame that does not match
+     */
+    static void readRun(List<ObjectId> ids, List<SpillRecord> records, List<MemorySegment> destinations)
+            throws IOException {
+        SpillFile file = records.getFirst().file();
+        long first = records.getFirst().frameOffset();
+        ByteBuffer headers = ByteBuffer.allocateDirect(records.size() * SpillFrame.FRAME_HEADER_BYTES);
+        ByteBuffer padding = ByteBuffer.allocateDirect(SpillFrame.ALIGNMENT);
+        List<ByteBuffer> buffers = new ArrayList<>(records.size() * 3);
+        long end = first;
+        for (int i = 0; i < records.size(); i++) {
+            SpillRecord record = records.get(i);
+            long size = destinations.get(i).byteSize();
+            if (record.frameOffset() != end || record.file() != file || record.compression() != Compression.NONE) {
+                throw new IllegalArgumentException("frames of a restore run must be adjacent raw frames of one file");
+            }
+            buffers.add(headers.slice(i * SpillFrame.FRAME_HEADER_BYTES, SpillFrame.FRAME_HEADER_BYTES));
+            for (long o = 0; o < size; o += MAX_BUFFER) {
+                buffers.add(destinations.get(i).asSlice(o, Math.min(MAX_BUFFER, size - o)).asByteBuffer());
+            }
+            int pad = (int) (SpillFrame.frameBytes(size) - SpillFrame.FRAME_HEADER_BYTES - size);
+            if (pad > 0) {
+                buffers.add(padding.duplicate().limit(pad));
+            }
+            end += SpillFrame.frameBytes(size);
+        }
+        ByteBuffer[] array = buffers.toArray(ByteBuffer[]::new);
+        // a channel of our own: a scattering read uses the channel position, which must not be
+        // shared with other readers of the same file
+        try (FileChannel channel = FileChannel.open(file.path, StandardOpenOption.READ)) {
+            channel.position(first);
+            long remaining = end - first;
+            int from = 0;
+            while (remaining > 0) {
+                long n = channel.read(array, from, array.length - from);
+                if (n < 0) {
+                    throw new IOException("spill file " + file + " ends before offset " + end);
+                }
+                remaining -= n;
+                while (from < array.length && !array[from].hasRemaining()) {
+                    from++;
+                }
+            }
+        }
+        for (int i = 0; i < records.size(); i++) {
+            try {
+                SpillFrame.checkFrameHeader(headers.slice(i * SpillFrame.FRAME_HEADER_BYTES,
+                        SpillFrame.FRAME_HEADER_BYTES), file.toString(), records.get(i).frameOffset(), ids.get(i),
+                        destinations.get(i).byteSize());
+            } catch (ObjectStoreException e) {
+                throw new IOException(e.getMessage(), e);
+            }
         }
     }
 

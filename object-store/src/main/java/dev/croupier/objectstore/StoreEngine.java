@@ -56,6 +56,8 @@ final class StoreEngine {
     static final int MAX_BATCH_OBJECTS = 1024;
     /** Largest spill batch in bytes (before the capacity-based cap). */
     static final long MAX_BATCH_BYTES = 64L << 20;
+    /** Largest run of adjacent spilled objects a prefetch restores with one read. */
+    static final long MAX_RESTORE_RUN_BYTES = 8L << 20;
     /** Smallest spill batch in bytes (before the capacity-based cap). */
     static final long MIN_BATCH_BYTES = 8L << 20;
 
@@ -556,12 +558,144 @@ final class StoreEngine {
         return true;
     }
 
+    /**
+     * Restores spilled objects in the background. Raw objects that lie next to each other in a
+     * spill file (as objects spilled together do) are restored as runs with one scattering read
+     * per run, the read-side twin of fused writes; compressed objects one by one.
+     */
     CompletableFuture<Void> prefetch(Collection<ObjectId> ids) {
-        List<CompletableFuture<Void>> futures = new ArrayList<>(ids.size());
-        for (ObjectId id : ids) {
+        List<CompletableFuture<Void>> futures = new ArrayList<>();
+        List<List<ObjectEntry>> runs = new ArrayList<>();
+        List<ObjectId> singles = new ArrayList<>();
+        lock.lock();
+        try {
+            if (closed) {
+                return CompletableFuture.completedFuture(null);
+            }
+            List<ObjectEntry> raw = new ArrayList<>();
+            for (ObjectId id : ids) {
+                ObjectEntry entry = table.get(id);
+                if (entry == null || !entry.sealed || entry.resident() || entry.restoring || raw.contains(entry)) {
+                    continue;
+                }
+                if (entry.spill.compression() == Compression.NONE) {
+                    raw.add(entry);
+                } else {
+                    singles.add(id);
+                }
+            }
+            raw.sort(Comparator.comparingInt((ObjectEntry e) -> e.spill.file().number)
+                    .thenComparingLong(e -> e.spill.frameOffset()));
+            List<ObjectEntry> run = new ArrayList<>();
+            long runBytes = 0;
+            for (ObjectEntry entry : raw) {
+                if (!run.isEmpty()) {
+                    SpillRecord last = run.getLast().spill;
+                    boolean adjacent = last.file() == entry.spill.file()
+                            && last.frameOffset() + SpillFrame.frameBytes(last.storedLength()) == entry.spill.frameOffset();
+                    if (!adjacent || runBytes + entry.size > MAX_RESTORE_RUN_BYTES) {
+                        runs.add(run);
+                        run = new ArrayList<>();
+                        runBytes = 0;
+                    }
+                }
+                entry.restoring = true;
+                entry.pins++;
+                run.add(entry);
+                runBytes += entry.size;
+            }
+            if (!run.isEmpty()) {
+                runs.add(run);
+            }
+        } finally {
+            lock.unlock();
+        }
+        for (List<ObjectEntry> r : runs) {
+            futures.add(CompletableFuture.runAsync(() -> restoreRun(r), prefetchPool));
+        }
+        for (ObjectId id : singles) {
             futures.add(CompletableFuture.runAsync(() -> prefetchOne(id), prefetchPool));
         }
         return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new));
+    }
+
+    /**
+     * Restores a run of adjacent raw frames (entries already marked restoring and pinned):
+     * allocates each at prefetch priority, stopping at the first that finds no memory, then
+     * reads the allocated prefix with one scattering read.
+     */
+    private void restoreRun(List<ObjectEntry> run) {
+        List<MemorySegment> targets = new ArrayList<>(run.size());
+        List<Long> offsets = new ArrayList<>(run.size());
+        lock.lock();
+        try {
+            try {
+                for (ObjectEntry entry : run) {
+                    long offset = allocateInRegion(entry.size, Priority.PREFETCH);
+                    if (offset < 0) {
+                        break;
+                    }
+                    offsets.add(offset);
+                    targets.add(region.slice(offset, entry.size));
+                }
+            } catch (InterruptedException | RuntimeException e) {
+                // store closing or pool stopping: give the run up
+            }
+            if (targets.size() < run.size()) {
+                releaseRun(run.subList(targets.size(), run.size()));
+            }
+            if (targets.isEmpty()) {
+                return;
+            }
+            ioInFlight++;
+        } finally {
+            lock.unlock();
+        }
+        List<ObjectEntry> done = run.subList(0, targets.size());
+        List<SpillRecord> records = new ArrayList<>(done.size());
+        List<ObjectId> expected = new ArrayList<>(done.size());
+        for (ObjectEntry entry : done) {
+            records.add(entry.spill);
+            expected.add(entry.id);
+        }
+        long start = System.nanoTime();
+        IOException failure = null;
+        try {
+            SpillReader.readRun(expected, records, targets);
+        } catch (IOException e) {
+            failure = e;
+        }
+        lock.lock();
+        try {
+            ioInFlight--;
+            for (int i = 0; i < done.size(); i++) {
+                ObjectEntry entry = done.get(i);
+                if (failure == null) {
+                    entry.offset = offsets.get(i);
+                    bytesInMemory += entry.size;
+                    bytesRestored += entry.size;
+                    bytesOnDisk -= entry.size;
+                    entry.prefetched = true;
+                } else {
+                    allocator.free(offsets.get(i), entry.size);
+                }
+            }
+            if (failure == null) {
+                restoreNanos += System.nanoTime() - start;
+            }
+            releaseRun(done);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Ends the restore of run entries: clears the flag and drops the run's pin. Called locked. */
+    private void releaseRun(List<ObjectEntry> entries) {
+        for (ObjectEntry entry : entries) {
+            entry.restoring = false;
+            unpinLocked(entry);
+        }
+        changed.signalAll();
     }
 
     private void prefetchOne(ObjectId id) {
