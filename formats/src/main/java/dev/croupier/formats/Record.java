@@ -50,7 +50,7 @@ public record Record(String key, List<RecordFile> files) {
     public void writeTo(ShardWriter writer) throws java.io.IOException {
         writer.beginRecord(key, files.size());
         for (RecordFile f : files) {
-            writer.writeFile(f.extension(), f.content());
+            writer.writeFile(f.extension(), f.viewForWriter());
         }
     }
 }

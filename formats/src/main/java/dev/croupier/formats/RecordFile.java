@@ -9,7 +9,8 @@ import java.util.Objects;
  * <p>Thread-safety: immutable; {@link #content()} hands out a fresh view each call.
  *
  * @param extension the extension, dot included, or ""
- * @param content the bytes between position and limit, read-only
+ * @param content the bytes between position and limit; kept as a view (not copied), handed out
+ *     read-only
  */
 public record RecordFile(String extension, ByteBuffer content) {
     /** Checks the extension and makes the content a read-only view. */
@@ -19,7 +20,7 @@ public record RecordFile(String extension, ByteBuffer content) {
         if (!extension.isEmpty() && extension.charAt(0) != '.') {
             throw new IllegalArgumentException("extension '" + extension + "' must start with '.' or be empty");
         }
-        content = content.asReadOnlyBuffer();
+        content = content.slice();
     }
 
     /**
@@ -28,6 +29,14 @@ public record RecordFile(String extension, ByteBuffer content) {
      */
     @Override
     public ByteBuffer content() {
+        return content.asReadOnlyBuffer();
+    }
+
+    /**
+     * A writable-typed view for this package's writers, which only read it: a read-only heap
+     * buffer hides its array, and writers would then copy every byte through a scratch chunk.
+     */
+    ByteBuffer viewForWriter() {
         return content.duplicate();
     }
 
