@@ -32,13 +32,13 @@ import net.openhft.chronicle.wire.DocumentContext;
  * spilled object's (file, offset, length) and map it.
  *
  * <pre>
- * record (one Chronicle document, 64 bytes, little-endian)
- *  0      1      2             4               8                              24
- *  +------+------+-------------+---------------+------------------------------+
- *  | ver=1| kind | codec | rsvd| file number   | object id: high, low (u64x2) |
- *  +------+------+-------------+---------------+------------------------------+
- *  | frame offset (u64) | raw length (u64) | stored length (u64) | rsvd (u64) |
- *  +--------------------+------------------+---------------------+------------+ 64
+ * record (one Chronicle document, 56 bytes, little-endian)
+ *  0     1      2      3      4          8              24            32           40            48      56
+ *  +-----+------+------+------+----------+--------------+-------------+------------+-------------+-------+
+ *  |ver=1| kind |codec | rsvd | file no. | object id    | frame offset| raw length | stored len. | rsvd  |
+ *  +-----+------+------+------+----------+--------------+-------------+------------+-------------+-------+
+ *   u8 version, u8 kind, u8 codec, u8 reserved, u32 file number, u64 id high, u64 id low,
+ *   u64 frame offset, u64 raw length, u64 stored length, u64 reserved
  * kind: 1 = SPILLED (object written to the frame), 2 = DEAD (spill copy no longer
  * needed), 3 = FILE_DELETED (id fields zero)
  * </pre>
