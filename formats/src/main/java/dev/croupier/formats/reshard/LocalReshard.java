@@ -50,6 +50,7 @@ public final class LocalReshard {
     private final boolean dryRun;
     private final LongSupplier seedClock;
     private final long physicalMemory;
+    private final ReshardProgress progress;
 
     private LocalReshard(Builder b) {
         this.spec = b.spec;
@@ -60,6 +61,7 @@ public final class LocalReshard {
         this.dryRun = b.dryRun == null ? b.spec.dryRun() : b.dryRun;
         this.seedClock = b.seedClock;
         this.physicalMemory = b.physicalMemory;
+        this.progress = b.progress;
     }
 
     /**
@@ -173,6 +175,7 @@ public final class LocalReshard {
     private List<RecordMeta> extract(List<Path> inputs, ExtractionStore[] stores, AtomicLong budget, Path work,
                                      List<String> warnings, List<Path> skipped) {
         int threads = threads(spec.extractConcurrencyMaxLimit(), inputs.size());
+        AtomicLong extracted = new AtomicLong();
         String contentExt = spec.algorithm().kind() == Algorithm.Kind.CONTENT ? spec.algorithm().extension() : null;
         ExecutorService pool = Executors.newFixedThreadPool(threads, Thread.ofPlatform().daemon().name("extract-", 0).factory());
         try {
@@ -184,6 +187,7 @@ public final class LocalReshard {
                     List<RecordMeta> metas = ShardExtractor.extract(inputs.get(index), index, stores[index],
                             spec.duplicatedRecords(), contentExt, warnings::add);
                     stores[index].seal();
+                    progress.update("extraction", extracted.incrementAndGet(), inputs.size());
                     return metas;
                 }));
             }
@@ -223,8 +227,13 @@ public final class LocalReshard {
             for (Planned p : plan) {
                 Files.createDirectories(p.target().toAbsolutePath().getParent());
             }
+            AtomicLong created = new AtomicLong();
             for (Planned p : plan) {
-                futures.add(pool.submit(() -> ShardCreator.create(p.records(), source, p.format(), p.target(), transform)));
+                futures.add(pool.submit(() -> {
+                    ShardCreator.Created c = ShardCreator.create(p.records(), source, p.format(), p.target(), transform);
+                    progress.update("creation", created.incrementAndGet(), plan.size());
+                    return c;
+                }));
             }
             // Wait for every task, even after a failure, so no finished temporary file is missed below.
             Throwable failure = null;
@@ -393,6 +402,7 @@ public final class LocalReshard {
         private Boolean dryRun;
         private LongSupplier seedClock = System::currentTimeMillis;
         private long physicalMemory = physicalMemoryOfHost();
+        private ReshardProgress progress = ReshardProgress.NONE;
 
         private Builder(ReshardSpec spec) {
             if (spec == null) {
@@ -443,10 +453,18 @@ public final class LocalReshard {
             return this;
         }
 
+        /** @param listener receives progress as shards finish (default: none) @return this */
+        public Builder progress(ReshardProgress listener) {
+            this.progress = listener;
+            return this;
+        }
+
         /** @return the job @throws IllegalArgumentException naming the knob, value and range */
         public LocalReshard build() {
-            if (base == null || workDir == null || transform == null || onError == null || seedClock == null) {
-                throw new IllegalArgumentException("baseDir, workDir, transform, onError and seedClock must not be null");
+            if (base == null || workDir == null || transform == null || onError == null || seedClock == null
+                    || progress == null) {
+                throw new IllegalArgumentException(
+                        "baseDir, workDir, transform, onError, seedClock and progress must not be null");
             }
             if (!Files.isDirectory(workDir)) {
                 throw new IllegalArgumentException("workDir: '" + workDir + "' is not a folder");

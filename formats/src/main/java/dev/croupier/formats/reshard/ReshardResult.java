@@ -29,6 +29,51 @@ public record ReshardResult(boolean dryRun, List<OutputShard> outputs, Phase ext
     }
 
     /**
+     * The summary as one JSON object (what {@code --json} prints): phases, output shards with
+     * their sizes, warnings and skipped shards. Durations are in milliseconds.
+     *
+     * @return the JSON text
+     */
+    public String toJson() {
+        java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
+        m.put("dry_run", dryRun);
+        m.put("extraction", phase(extraction));
+        m.put("sorting", phase(sorting));
+        m.put("creation", phase(creation));
+        if (shuffleSeed >= 0) {
+            m.put("shuffle_seed", Long.toString(shuffleSeed));
+        }
+        List<Object> out = new java.util.ArrayList<>();
+        for (OutputShard o : outputs) {
+            java.util.Map<String, Object> s = new java.util.LinkedHashMap<>();
+            s.put("path", o.path().toString());
+            s.put("records", o.records());
+            s.put("content_bytes", o.contentBytes());
+            s.put("file_bytes", o.fileBytes());
+            out.add(s);
+        }
+        m.put("outputs", out);
+        m.put("warnings", warnings);
+        m.put("skipped_shards", skippedShards.stream().map(Path::toString).toList());
+        try {
+            return new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(m);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException("a map of strings and numbers always serialises", e);
+        }
+    }
+
+    private static java.util.Map<String, Object> phase(Phase p) {
+        java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
+        m.put("shards", p.shards());
+        m.put("records", p.records());
+        m.put("bytes", p.bytes());
+        m.put("elapsed_ms", p.elapsed().toMillis());
+        m.put("memory_bytes", p.memoryBytes());
+        m.put("spilled_bytes", p.spilledBytes());
+        return m;
+    }
+
+    /**
      * One output shard.
      *
      * @param path its final name

@@ -68,8 +68,17 @@ class LocalReshardTest {
         String json = """
                 {"input_format": "in/s-{000..099}.tar", "output_format": "out/shuffled-{00..09}.tar",
                  "output_shard_records": 100, "algorithm": {"kind": "shuffle", "seed": "1234"}}""";
-        ReshardResult r = LocalReshard.builder(ReshardSpec.parse(json)).baseDir(dir).workDir(dir).build().run();
+        List<String> progress = java.util.Collections.synchronizedList(new ArrayList<>());
+        ReshardResult r = LocalReshard.builder(ReshardSpec.parse(json)).baseDir(dir).workDir(dir)
+                .progress((phase, done, total) -> progress.add(phase + " " + done + "/" + total)).build().run();
         assertEquals(10, r.outputs().size());
+        assertEquals(110, progress.size());
+        assertTrue(progress.contains("extraction 100/100") && progress.contains("creation 10/10"), progress.toString());
+        com.fasterxml.jackson.databind.JsonNode summary = new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.toJson());
+        assertEquals(1000, summary.get("creation").get("records").asLong());
+        assertEquals("1234", summary.get("shuffle_seed").asText());
+        assertEquals(10, summary.get("outputs").size());
+        assertEquals(Files.size(r.outputs().getFirst().path()), summary.get("outputs").get(0).get("file_bytes").asLong());
         assertEquals(1234, r.shuffleSeed());
         assertEquals(100, r.extraction().shards());
         assertEquals(1000, r.extraction().records());
