@@ -999,7 +999,12 @@ final class StoreEngine {
                     throw new ObjectStoreException("store '" + name + "' cannot unmap its memory: a view is still"
                             + " in use by an I/O operation", e);
                 }
-                Thread.onSpinWait();
+                try {
+                    Thread.sleep(1);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw new ObjectStoreException("store '" + name + "' interrupted while unmapping its memory", e);
+                }
             }
         }
     }

@@ -68,9 +68,9 @@ public final class SpillLogChoiceBenchmark {
                 double index = chronicleIndex(dir.resolve("cq-index"), count);
                 System.out.printf(Locale.ROOT,
                         "object %8d B: plain files %7.1f MiB/s | chronicle payloads %7.1f MiB/s (%.0f%% of plain)"
-                                + " | chronicle index records %,.0f /s (%.1f M objects/s needed at plain speed)%n",
+                                + " | chronicle index records %,.0f /s (%,.0f objects/s needed at plain speed)%n",
                         objectBytes, plain, chronicle, 100 * chronicle / plain, index,
-                        plain * (1 << 20) / objectBytes / 1e6);
+                        plain * (1 << 20) / objectBytes);
             }
         }
     }
