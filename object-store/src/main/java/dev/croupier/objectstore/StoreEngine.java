@@ -20,6 +20,7 @@ import java.util.Comparator;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
@@ -610,11 +611,25 @@ final class StoreEngine {
         } finally {
             lock.unlock();
         }
-        for (List<ObjectEntry> r : runs) {
-            futures.add(CompletableFuture.runAsync(() -> restoreRun(r), prefetchPool));
-        }
-        for (ObjectId id : singles) {
-            futures.add(CompletableFuture.runAsync(() -> prefetchOne(id), prefetchPool));
+        try {
+            for (int i = 0; i < runs.size(); i++) {
+                List<ObjectEntry> r = runs.get(i);
+                futures.add(CompletableFuture.runAsync(() -> restoreRun(r), prefetchPool));
+                runs.set(i, List.of());
+            }
+            for (ObjectId id : singles) {
+                futures.add(CompletableFuture.runAsync(() -> prefetchOne(id), prefetchPool));
+            }
+        } catch (RejectedExecutionException e) {
+            // the store closed meanwhile: drop the restores not handed to the pool
+            lock.lock();
+            try {
+                for (List<ObjectEntry> r : runs) {
+                    releaseRun(r);
+                }
+            } finally {
+                lock.unlock();
+            }
         }
         return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new));
     }
@@ -946,7 +961,9 @@ final class StoreEngine {
         } finally {
             lock.unlock();
         }
-        prefetchPool.shutdownNow();
+        // not shutdownNow: a dropped task would leave its prefetch future incomplete forever;
+        // queued tasks run, see the store closed and return at once
+        prefetchPool.shutdown();
         boolean interrupted = false;
         try {
             spillThread.join();

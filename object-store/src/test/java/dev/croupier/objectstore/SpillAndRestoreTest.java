@@ -164,6 +164,18 @@ class SpillAndRestoreTest {
         }
     }
 
+    @ParameterizedTest
+    @EnumSource(Compression.class)
+    void prefetchFuturesCompleteWhenTheStoreCloses(Compression compression) throws Exception {
+        java.util.concurrent.CompletableFuture<Void> pending;
+        try (ObjectStore store = store(compression)) {
+            List<ObjectId> ids = putMany(store, 40);
+            pending = store.prefetch(ids);
+        }
+        pending.get(30, TimeUnit.SECONDS);
+        assertEquals(0, TestStores.countFiles(dir));
+    }
+
     /** Regression: streaming an LZ4 object left the thread's staging buffer drained for the next restore. */
     @ParameterizedTest
     @EnumSource(Compression.class)
