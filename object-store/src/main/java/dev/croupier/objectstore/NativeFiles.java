@@ -39,33 +39,42 @@ final class NativeFiles {
     private static final MethodHandle CLOSE;
 
     static {
-        MethodHandle open = null;
-        MethodHandle fallocate = null;
-        MethodHandle close = null;
+        MethodHandle[] handles = linkLibc();
+        OPEN = handles[0];
+        FALLOCATE = handles[1];
+        CLOSE = handles[2];
+    }
+
+    /**
+     * Links open, posix_fallocate and close, or returns nulls if the C library or native access
+     * is not available. Restricted methods are the point here: the JVM runs with
+     * {@code --enable-native-access=ALL-UNNAMED} (see the parent pom's croupier.jvm.flags).
+     */
+    @SuppressWarnings("restricted")
+    private static MethodHandle[] linkLibc() {
         try {
             Linker linker = Linker.nativeLinker();
             SymbolLookup libc = linker.defaultLookup();
             Optional<MemorySegment> openSym = libc.find("open");
             Optional<MemorySegment> fallocateSym = libc.find("posix_fallocate");
             Optional<MemorySegment> closeSym = libc.find("close");
-            if (openSym.isPresent() && fallocateSym.isPresent() && closeSym.isPresent()) {
-                open = linker.downcallHandle(openSym.get(),
+            if (openSym.isEmpty() || fallocateSym.isEmpty() || closeSym.isEmpty()) {
+                return new MethodHandle[3];
+            }
+            return new MethodHandle[] {
+                linker.downcallHandle(openSym.get(),
                         FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT,
                                 ValueLayout.JAVA_INT),
-                        Linker.Option.firstVariadicArg(2));
-                fallocate = linker.downcallHandle(fallocateSym.get(),
+                        Linker.Option.firstVariadicArg(2)),
+                linker.downcallHandle(fallocateSym.get(),
                         FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG,
-                                ValueLayout.JAVA_LONG));
-                close = linker.downcallHandle(closeSym.get(),
-                        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
-            }
+                                ValueLayout.JAVA_LONG)),
+                linker.downcallHandle(closeSym.get(),
+                        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT))};
         } catch (RuntimeException | LinkageError e) {
             // no usable C library (or native access denied): reserve() writes zeros instead
-            open = null;
+            return new MethodHandle[3];
         }
-        OPEN = open;
-        FALLOCATE = fallocate;
-        CLOSE = close;
     }
 
     private NativeFiles() {

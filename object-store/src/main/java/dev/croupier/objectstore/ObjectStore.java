@@ -48,8 +48,8 @@ public final class ObjectStore implements AutoCloseable {
     private final StoreEngine engine;
     private final Config config;
 
-    private record Config(String name, long capacityBytes, Path memoryDirectory, Path spillDirectory,
-                          long spillFileBytes, Compression compression) {
+    /** The settings a built store reports back. */
+    private record Config(String name, long capacityBytes) {
     }
 
     private ObjectStore(Config config, StoreEngine engine) {
@@ -372,7 +372,7 @@ public final class ObjectStore implements AutoCloseable {
             Path spillDir = spillDirectory != null ? spillDirectory : tmp;
             checkDirectory("memoryDirectory", memDir);
             checkDirectory("spillDirectory", spillDir);
-            Config config = new Config(storeName, capacityBytes, memDir, spillDir, spillFileBytes, compression);
+            Config config = new Config(storeName, capacityBytes);
             StoreDirectories dirs = StoreDirectories.open(storeName, memDir, spillDir);
             MemoryRegion region;
             try {

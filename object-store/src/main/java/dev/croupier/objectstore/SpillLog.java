@@ -83,7 +83,6 @@ final class SpillLog implements AutoCloseable {
     private final Path dir;
     private final ChronicleQueue queue;
     private final ExcerptAppender appender;
-    private long records;
     private boolean stopped;
 
     SpillLog(Path spillDir) {
@@ -126,16 +125,6 @@ final class SpillLog implements AutoCloseable {
         append(FILE_DELETED, fileNumber, null, 0, 0, 0, Compression.NONE);
     }
 
-    /** Returns the number of records appended by this store. */
-    long records() {
-        return records;
-    }
-
-    /** True once the log stopped appending because its disk was nearly full or a write faulted. */
-    boolean stopped() {
-        return stopped;
-    }
-
     private void append(byte kind, int fileNumber, ObjectId id, long frameOffset, long rawLength,
                         long storedLength, Compression compression) {
         if (stopped) {
@@ -167,7 +156,6 @@ final class SpillLog implements AutoCloseable {
                     .writeLong(id == null ? 0 : id.high()).writeLong(id == null ? 0 : id.low())
                     .writeLong(frameOffset).writeLong(rawLength).writeLong(storedLength).writeLong(0);
         }
-        records++;
     }
 
     /**

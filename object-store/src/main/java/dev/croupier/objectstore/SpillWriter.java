@@ -23,7 +23,7 @@ import java.util.List;
  *
  * <p>Thread-safety: not thread-safe; used only by the store's spill thread.
  */
-final class SpillWriter implements AutoCloseable {
+final class SpillWriter {
 
     /** Largest single ByteBuffer over a payload (ByteBuffers are int-indexed). */
     private static final int MAX_BUFFER = 1 << 30;
@@ -200,13 +200,5 @@ final class SpillWriter implements AutoCloseable {
     /** Returns the spill directory, for error messages. */
     Path dir() {
         return dir;
-    }
-
-    /** Closes the current file's channel (the store deletes the files). */
-    @Override
-    public void close() throws IOException {
-        if (current != null && !current.deleted) {
-            current.channel.close();
-        }
     }
 }

@@ -944,11 +944,6 @@ final class StoreEngine {
         }
     }
 
-    /** Returns the store's spill directory (tests read the spill log there). */
-    Path spillDirectory() {
-        return dirs.spillDir();
-    }
-
     void close() {
         lock.lock();
         try {
