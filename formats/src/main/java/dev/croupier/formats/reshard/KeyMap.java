@@ -5,7 +5,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -66,8 +65,7 @@ public final class KeyMap {
             throw new BadSpecException("ekm_file", file.toString(), "a .json key map must be a JSON object of template -> [keys]");
         }
         if (json != null) {
-            for (Iterator<Map.Entry<String, JsonNode>> it = json.fields(); it.hasNext(); ) {
-                Map.Entry<String, JsonNode> e = it.next();
+            for (Map.Entry<String, JsonNode> e : json.properties()) {
                 if (!e.getValue().isArray()) {
                     throw new BadSpecException("ekm_file", e.getKey(), "value must be a list of record keys");
                 }

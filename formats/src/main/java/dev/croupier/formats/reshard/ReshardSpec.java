@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -166,8 +165,7 @@ public final class ReshardSpec {
 
     private static ReshardSpec fromJson(ObjectNode root) {
         Builder b = builder();
-        for (Iterator<Map.Entry<String, JsonNode>> it = root.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = it.next();
+        for (Map.Entry<String, JsonNode> e : root.properties()) {
             String f = e.getKey();
             JsonNode v = e.getValue();
             switch (f) {
@@ -225,8 +223,7 @@ public final class ReshardSpec {
         Long seed = null;
         String extension = null;
         Algorithm.ContentKeyType type = null;
-        for (Iterator<Map.Entry<String, JsonNode>> it = v.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = it.next();
+        for (Map.Entry<String, JsonNode> e : v.properties()) {
             String f = "algorithm." + e.getKey();
             JsonNode x = e.getValue();
             switch (e.getKey()) {
