@@ -4,7 +4,7 @@
 #
 # For each row size (100 B, 512 B, 4 KiB, 64 KiB) it runs, each for RUN_SECONDS:
 #   1. the sampler (default 64 KiB chunks; rows of one read are scattered over the batch),
-#   2. fio --rw=randread --direct=1 with the sampler's mean read size rounded up to 4 KiB as
+#   2. fio --rw=randread --direct=1 with the sampler's mean read size rounded to 4 KiB as
 #      the block size and THREADS reads in flight: libaio at iodepth=THREADS (one thread), and
 #      psync with numjobs=THREADS (blocking reads on THREADS threads, as the sampler does),
 #   3. THREADS threads copying random rows out of MappedByteBuffers (the page-cache baseline),
@@ -70,13 +70,13 @@ fio_bw() { # engine bs numjobs iodepth -> "GiB/s IOPS"
 }
 gib() { awk -v v="$1" 'BEGIN {printf "%.3f", v}'; }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.0f%%", 100 * a / b}'; }
-msamples() { awk -v v="$1" 'BEGIN {printf "%.2f M", v / 1e6}'; }
+msamples() { awk -v v="$1" 'BEGIN {printf "%.0f", v}'; }
 
 run_size() { # row_size chunk_bytes with_mmap
   local rs=$1 chunk=$2 batch=1024 s bs aio psync mm
   [ "$rs" -ge 65536 ] && batch=256
   s=$(bench sampler "$FILE" "$rs" "$batch" "$THREADS" "$SECONDS_PER_RUN" "$chunk")
-  bs=$(( ( $(json "$s" mean_read_bytes) + 4095 ) / 4096 * 4096 ))
+  bs=$(( ( $(json "$s" mean_read_bytes) + 2048 ) / 4096 * 4096 ))
   read -r aio_gib aio_iops <<<"$(fio_bw libaio "$bs" 1 "$THREADS")"
   read -r ps_gib ps_iops <<<"$(fio_bw psync "$bs" "$THREADS" 1)"
   local mm_cell="-" mm_cache="-"

@@ -122,7 +122,16 @@ final class ChunkReaders implements AutoCloseable {
         long readStart = SamplerLayout.alignDown(start, alignment);
         int readLength = (int) (SamplerLayout.alignUp(end, alignment) - readStart);
         int needed = (int) (end - readStart);
-        target.clear().limit(readLength);
+        long prefixBytes = (long) layout.prefixRows() * rowSize;
+        long slot = fill.slot(workspace.firstOrdinals[planIndex]);
+        long slotAddress = workspace.memory.address() + prefixBytes + slot * rowSize;
+        boolean intoSlot = rows == 1 && readLength == rowSize && slotAddress % alignment == 0;
+        if (intoSlot) {
+            // A whole aligned row: read it straight into its slot, no copy (4 KiB, 64 KiB rows).
+            target = workspace.memory.asSlice(prefixBytes + slot * rowSize, rowSize).asByteBuffer();
+        } else {
+            target.clear().limit(readLength);
+        }
         while (target.position() < needed) {
             int n = channel.read(target, readStart + target.position());
             if (n < 0) {
@@ -140,9 +149,10 @@ final class ChunkReaders implements AutoCloseable {
                         + readStart + " failed with error " + rc));
             }
         }
+        if (intoSlot) {
+            return;
+        }
         long source = start - readStart;
-        long slot = fill.slot(workspace.firstOrdinals[planIndex]);
-        long prefixBytes = (long) layout.prefixRows() * rowSize;
         for (int k = 0; k < rows; k++) {
             MemorySegment.copy(ioBuffer, source, workspace.memory, prefixBytes + slot * rowSize, rowSize);
             source += rowSize;

@@ -10,7 +10,8 @@ package dev.croupier.nvme;
  * copied so a batch that crosses workspaces is still one contiguous segment) followed by the
  * body of {@code workspaceRows} rows, plus the workspace's fill plan (a chunk index and a
  * first-slot ordinal per chunk). The body is the largest that fits, capped at the row count
- * because a bigger workspace adds nothing but memory. Every allocation is counted with the
+ * and at {@link #MAX_CHUNKS_PER_FILL} chunks, because a bigger workspace adds nothing but
+ * memory and time to the first batch. Every allocation is counted with the
  * slack an aligned allocation may need, so the sum never exceeds the limit. Immutable.
  *
  * @param rowsPerChunk rows read by one I/O
@@ -23,6 +24,13 @@ package dev.croupier.nvme;
  */
 record SamplerLayout(int rowsPerChunk, long chunkCount, int maxReadBytes, int prefixRows,
                      int workspaceRows, int planChunks, int ioAlignment) {
+
+    /**
+     * Most chunks one workspace fill holds. Rows of a fill are scattered among this many
+     * chunks' rows, enough that a batch draws nearly every row from a different chunk, and a
+     * fill of 4 KiB reads still completes in a fraction of a second.
+     */
+    static final int MAX_CHUNKS_PER_FILL = 8192;
 
     /** Alignment of workspace memory: a cache line. */
     static final int WORKSPACE_ALIGNMENT = 64;
@@ -42,7 +50,10 @@ record SamplerLayout(int rowsPerChunk, long chunkCount, int maxReadBytes, int pr
                     + " bytes needs reads of " + maxRead + " bytes; must be below 2 GiB");
         }
         long minRows = (long) maxBatchRows + rowsPerChunk;
-        long cap = Math.max(minRows, Math.min(rowCount, Integer.MAX_VALUE / 2));
+        // More chunks per fill than MAX_CHUNKS_PER_FILL mixes no better but delays the first
+        // batch: with one small row per read, a 256 MiB workspace would be millions of reads.
+        long mixingCap = (long) MAX_CHUNKS_PER_FILL * rowsPerChunk;
+        long cap = Math.max(minRows, Math.min(Math.min(rowCount, mixingCap), Integer.MAX_VALUE / 2));
         SamplerLayout smallest = of(rowSize, rowsPerChunk, chunkCount, (int) maxRead, maxBatchRows,
                 (int) minRows, ioAlignment);
         long needed = smallest.allocatedBytes(rowSize, readerThreads);

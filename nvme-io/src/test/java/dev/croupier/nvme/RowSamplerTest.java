@@ -78,6 +78,23 @@ class RowSamplerTest {
     }
 
     @Test
+    void alignedRowsReadStraightIntoTheirSlotsAreExact() throws IOException {
+        Path file = RowFiles.write(dir.resolve("rows.bin"), 8192, 600);
+        try (RowSampler s = sampler(file, 8192).chunkBytes(8192).memoryLimit(16L << 20).withReplacement(false).build()) {
+            assertEquals(1, s.rowsPerChunk());
+            boolean[] seen = new boolean[600];
+            for (int n = 0; n < 600; n += 100) {
+                RowBatch batch = s.readBatch(100);
+                for (int i = 0; i < 100; i++) {
+                    int index = (int) RowFiles.checkedIndex(batch.row(i), 600);
+                    assertFalse(seen[index]);
+                    seen[index] = true;
+                }
+            }
+        }
+    }
+
+    @Test
     void neighboursInTheFileAreScatteredAcrossTheBatch() throws IOException {
         Path file = RowFiles.write(dir.resolve("rows.bin"), 64, 20_000);
         try (RowSampler s = sampler(file, 64).chunkBytes(64 * 100).withReplacement(false).build()) {
