@@ -1,0 +1,84 @@
+package dev.croupier.objectstore;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * With memory full of pinned objects nothing can be spilled: a task output falls back to disk
+ * and a get of a spilled object restores into a fallback file (both make progress), while a
+ * prefetch, the lower priority, gives up and leaves the object on disk.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class AllocationQueueTest {
+
+    private static final int OBJECT = 100_000;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void whenEverythingIsPinnedTaskOutputsFallBackAndPrefetchesGiveUp() throws Exception {
+        try (ObjectStore store = ObjectStore.builder().name("queue").capacityBytes(1 << 20)
+                .memoryDirectory(dir).spillDirectory(dir).spillFileBytes(256 << 10).build()) {
+            List<ObjectId> old = SpillAndRestoreTest.putMany(store, 20);
+            store.awaitSpillIdle();
+            List<ObjectId> spilled = new ArrayList<>();
+            List<PinnedObject> pins = new ArrayList<>();
+            for (ObjectId id : old) {
+                if (store.describe(id).file().getFileName().toString().startsWith("spill-")) {
+                    spilled.add(id);
+                }
+            }
+            assertTrue(spilled.size() >= 2, "some objects must be spilled: " + store.metrics());
+            // pin fresh objects until the region is full of pinned bytes
+            for (int i = 0; i < 12; i++) {
+                ObjectId id = TestStores.freshId();
+                try (WritableObject w = store.create(id, OBJECT)) {
+                    TestStores.fill(w.segment(), 1000 + i);
+                    w.seal();
+                }
+                pins.add(store.get(id));
+            }
+            for (ObjectId id : old) {
+                if (!spilled.contains(id) && store.describe(id).file().getFileName().toString().equals(MemoryRegion.FILE_NAME)) {
+                    pins.add(store.get(id));
+                }
+            }
+            StoreMetrics full = store.metrics();
+
+            store.prefetch(spilled.subList(0, 1)).get(30, TimeUnit.SECONDS);
+            assertEquals(full.bytesRestored(), store.metrics().bytesRestored(), "prefetch must give up");
+            assertTrue(store.describe(spilled.get(0)).file().getFileName().toString().startsWith("spill-"));
+
+            ObjectId output = TestStores.freshId();
+            try (WritableObject w = store.create(output, OBJECT, Priority.TASK_OUTPUT)) {
+                TestStores.fill(w.segment(), 77);
+                w.seal();
+            }
+            assertTrue(store.describe(output).file().getFileName().toString().startsWith("fallback-"),
+                    store.metrics().toString());
+
+            int index = old.indexOf(spilled.get(1));
+            try (PinnedObject restored = store.get(spilled.get(1))) {
+                assertEquals(-1, TestStores.firstMismatch(restored.segment(), index));
+                assertTrue(store.describe(spilled.get(1)).file().getFileName().toString().startsWith("fallback-"));
+            }
+            try (PinnedObject out = store.get(output)) {
+                assertEquals(-1, TestStores.firstMismatch(out.segment(), 77));
+            }
+            assertTrue(store.metrics().bytesAllocated() <= store.metrics().capacityBytes());
+            for (PinnedObject p : pins) {
+                p.close();
+            }
+        }
+        assertEquals(0, TestStores.countFiles(dir));
+    }
+}
