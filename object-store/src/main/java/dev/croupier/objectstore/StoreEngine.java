@@ -382,6 +382,7 @@ final class StoreEngine {
     private void spillLoop() {
         List<ObjectEntry> batch = new ArrayList<>();
         List<SpillWriter.Item> items = new ArrayList<>();
+        boolean needLog;
         while (true) {
             batch.clear();
             items.clear();
@@ -409,14 +410,20 @@ final class StoreEngine {
                 }
                 spillingBytes += bytes;
                 ioInFlight++;
+                needLog = log == null;
             } finally {
                 lock.unlock();
             }
+            // Chronicle takes a while to create its queue: do it before the first batch, unlocked
+            SpillLog newLog = needLog ? new SpillLog(dirs.spillDir()) : null;
             long start = System.nanoTime();
             SpillWriter.Result result = writer.write(items);
             long nanos = System.nanoTime() - start;
             lock.lock();
             try {
+                if (newLog != null) {
+                    log = newLog;
+                }
                 finishSpill(batch, result, nanos);
             } finally {
                 lock.unlock();
