@@ -10,11 +10,13 @@ import java.util.List;
  * numbers are zero-padded to {@code min(len(START), len(END))} digits. Several ranges iterate
  * like an odometer, the last one fastest. A template without ranges names one shard. A printf
  * template with exactly one {@code %d} or {@code %0Nd} (dSort's fmt template) names shards
- * 0, 1, 2... without bound.
+ * 0, 1, 2... without bound. dSort's {@code @} template is accepted too: {@code p-@00100-s}
+ * means {@code p-{00000..00100}-s} (start 0, width = digits after {@code @}).
  *
  * <p>Thread-safety: immutable.
  */
 public final class NameTemplate {
+    private static final java.util.regex.Pattern AT = java.util.regex.Pattern.compile("@(\\d+)");
     private static final java.util.regex.Pattern FMT = java.util.regex.Pattern.compile("%0?(\\d+)?d");
 
     private final String text;
@@ -45,6 +47,12 @@ public final class NameTemplate {
     public static NameTemplate parse(String field, String text) {
         if (text == null || text.isEmpty()) {
             throw new BadSpecException(field, text, "template is empty");
+        }
+        if (text.indexOf('{') < 0 && AT.matcher(text).find()) {
+            // dSort's @ template: @NNN is the range 0..NNN padded to len(NNN), the same as {000..NNN}.
+            String bash = AT.matcher(text).replaceAll(m -> "{" + "0".repeat(m.group(1).length()) + ".." + m.group(1) + "}");
+            NameTemplate t = parse(field, bash);
+            return new NameTemplate(text, t.literals, t.starts, t.steps, t.counts, t.widths, t.count);
         }
         java.util.regex.Matcher fmt = FMT.matcher(text);
         if (fmt.find()) {

@@ -147,5 +147,9 @@ class ReshardSpecTest {
         assertEquals("shard-000042.tar", fmt.name(42));
         assertFalse(fmt.bounded());
         assertEquals("c-7", NameTemplate.parse("f", "c-%d").name(7));
+        NameTemplate at = NameTemplate.parse("f", "p-@00100-gap-@9.tar");
+        assertEquals(101 * 10, at.count());
+        assertEquals("p-00001-gap-3.tar", at.name(13));
+        assertEquals("p-@00100-gap-@9.tar", at.text());
     }
 }
