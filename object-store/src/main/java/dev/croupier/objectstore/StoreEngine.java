@@ -417,7 +417,14 @@ final class StoreEngine {
             // Chronicle takes a while to create its queue: do it before the first batch, unlocked
             SpillLog newLog = needLog ? new SpillLog(dirs.spillDir()) : null;
             long start = System.nanoTime();
-            SpillWriter.Result result = writer.write(items);
+            SpillWriter.Result result;
+            try {
+                result = writer.write(items);
+            } catch (RuntimeException | Error e) {
+                // never leave objects marked as spilling (close would wait for them forever)
+                result = new SpillWriter.Result(List.of(), new IOException("spill write failed", e), List.of(),
+                        List.of());
+            }
             long nanos = System.nanoTime() - start;
             lock.lock();
             try {
@@ -522,8 +529,7 @@ final class StoreEngine {
         FallbackFile fallback = null;
         if (offset < 0) {
             if (priority == Priority.PREFETCH) {
-                entry.pins--;
-                makeIdle(entry);
+                unpinLocked(entry);
                 return false;
             }
             fallback = newFallback(entry);
@@ -533,10 +539,10 @@ final class StoreEngine {
         ioInFlight++;
         lock.unlock();
         long start = System.nanoTime();
-        IOException failure = null;
+        Exception failure = null;
         try {
             SpillReader.readInto(entry.id, record, target);
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
             failure = e;
         } finally {
             lock.lock();
@@ -681,10 +687,10 @@ final class StoreEngine {
             expected.add(entry.id);
         }
         long start = System.nanoTime();
-        IOException failure = null;
+        Exception failure = null;
         try {
             SpillReader.readRun(expected, records, targets);
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
             failure = e;
         }
         lock.lock();
