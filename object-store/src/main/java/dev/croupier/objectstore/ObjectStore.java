@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.Collection;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 
@@ -269,8 +270,15 @@ public final class ObjectStore implements AutoCloseable {
         private long spillFileBytes = DEFAULT_SPILL_FILE_BYTES;
         private Compression compression = DEFAULT_COMPRESSION;
         private String name;
+        private Semaphore spillGate;
 
         private Builder() {
+        }
+
+        /** Test seam: the spill thread takes a permit of {@code gate} before each batch write. */
+        Builder spillGate(Semaphore gate) {
+            this.spillGate = gate;
+            return this;
         }
 
         /**
@@ -382,7 +390,7 @@ public final class ObjectStore implements AutoCloseable {
                 throw new ObjectStoreException("store '" + storeName + "' cannot map " + capacityBytes
                         + " bytes of memory in memoryDirectory " + memDir + ": " + e.getMessage(), e);
             }
-            return new ObjectStore(config, new StoreEngine(storeName, dirs, region, spillFileBytes, compression));
+            return new ObjectStore(config, new StoreEngine(storeName, dirs, region, spillFileBytes, compression, spillGate));
         }
 
         private static Path defaultMemoryDirectory(long capacity, Path tmp) {

@@ -21,6 +21,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
@@ -72,6 +73,8 @@ final class StoreEngine {
     private final SpillWriter writer;
     private final long minBatch;
     private final long maxBatch;
+    /** Test seam: the spill thread takes a permit before each batch write; null in production. */
+    private final Semaphore spillGate;
 
     private final ReentrantLock lock = new ReentrantLock();
     /** Signalled whenever memory is freed, an object changes state, or the queue head changes. */
@@ -128,8 +131,10 @@ final class StoreEngine {
         }
     }
 
-    StoreEngine(String name, StoreDirectories dirs, MemoryRegion region, long spillFileBytes, Compression compression) {
+    StoreEngine(String name, StoreDirectories dirs, MemoryRegion region, long spillFileBytes, Compression compression,
+                Semaphore spillGate) {
         this.name = name;
+        this.spillGate = spillGate;
         this.dirs = dirs;
         this.region = region;
         this.allocator = region.allocator();
@@ -416,6 +421,9 @@ final class StoreEngine {
             }
             // Chronicle takes a while to create its queue: do it before the first batch, unlocked
             SpillLog newLog = needLog ? new SpillLog(dirs.spillDir()) : null;
+            if (spillGate != null) {
+                spillGate.acquireUninterruptibly();
+            }
             long start = System.nanoTime();
             SpillWriter.Result result;
             try {

@@ -1,11 +1,16 @@
 package dev.croupier.objectstore;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -80,5 +85,65 @@ class AllocationQueueTest {
             }
         }
         assertEquals(0, TestStores.countFiles(dir));
+    }
+
+    /**
+     * A prefetch-priority allocation waits first, a task output arrives second; when room for
+     * one object appears, the task output gets it and the prefetch keeps waiting. The spill
+     * thread is held at its gate so that only the test frees memory.
+     */
+    @Test
+    void taskOutputsAreServedBeforePrefetchesThatWaitedLonger() throws Exception {
+        Semaphore gate = new Semaphore(0);
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        try (ObjectStore store = ObjectStore.builder().name("queue-order").capacityBytes(1 << 20)
+                .memoryDirectory(dir).spillDirectory(dir).spillGate(gate).build()) {
+            try {
+                List<ObjectId> resident = new ArrayList<>();
+                for (int i = 0; i < 9; i++) {
+                    resident.add(store.put(TestStores.freshId(), java.lang.foreign.MemorySegment.ofArray(new byte[OBJECT])));
+                }
+                store.put(TestStores.freshId(), java.lang.foreign.MemorySegment.ofArray(new byte[60_000]));
+                // 960,320 of 1,048,576 bytes used: a 100,000-byte object does not fit
+
+                Future<WritableObject> prefetch = threads.submit(() -> store.create(TestStores.freshId(), OBJECT,
+                        Priority.PREFETCH));
+                awaitQueueLength(store, 1);
+                Future<WritableObject> task = threads.submit(() -> store.create(TestStores.freshId(), OBJECT,
+                        Priority.TASK_OUTPUT));
+                awaitQueueLength(store, 2);
+
+                // the newest objects: the oldest are held by the gated spill batch, their free would wait
+                assertTrue(store.delete(resident.get(8))); // room for exactly one more object
+                try (WritableObject served = task.get(30, TimeUnit.SECONDS)) {
+                    served.seal();
+                }
+                assertFalse(prefetch.isDone(), "the prefetch must still wait");
+                assertEquals(1, store.metrics().queueLength());
+
+                assertTrue(store.delete(resident.get(7)));
+                try (WritableObject later = prefetch.get(30, TimeUnit.SECONDS)) {
+                    later.seal();
+                }
+                assertEquals(0, store.metrics().queueLength());
+            } finally {
+                gate.release(1_000_000);
+            }
+        } finally {
+            threads.shutdownNow();
+            assertTrue(threads.awaitTermination(30, TimeUnit.SECONDS));
+        }
+        assertEquals(0, TestStores.countFiles(dir));
+    }
+
+    /** Waits (bounded) until the allocation queue holds {@code n} requests. */
+    private static void awaitQueueLength(ObjectStore store, int n) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (store.metrics().queueLength() != n) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("queue never reached " + n + ": " + store.metrics());
+            }
+            Thread.sleep(5);
+        }
     }
 }
