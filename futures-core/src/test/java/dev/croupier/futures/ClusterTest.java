@@ -361,6 +361,7 @@ class ClusterTest {
             assertEquals(0, c.objectCount());
             assertEquals(0, c.stats().nodes().stream().mapToLong(ClusterStats.NodeStats::objects).sum());
             assertThrows(IllegalStateException.class, root::get);
+            assertThrows(IllegalStateException.class, root::whenDone);
         }
     }
 

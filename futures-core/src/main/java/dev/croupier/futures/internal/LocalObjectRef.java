@@ -47,10 +47,14 @@ final class LocalObjectRef<T> implements ObjectRef<T> {
     @Override
     @SuppressWarnings("unchecked")
     public T get(Duration timeout) {
+        checkNotReleased();
+        return (T) cluster.getValue(entry, timeout, release);
+    }
+
+    private void checkNotReleased() {
         if (release.released) {
             throw new IllegalStateException("ref to " + entry.id + " was released");
         }
-        return (T) cluster.getValue(entry, timeout, release);
     }
 
     @Override
@@ -65,6 +69,7 @@ final class LocalObjectRef<T> implements ObjectRef<T> {
 
     @Override
     public CompletableFuture<ObjectRef<T>> whenDone() {
+        checkNotReleased();
         CompletableFuture<ObjectRef<T>> future = new CompletableFuture<>();
         if (entry.isDone()) {
             future.complete(this);
@@ -76,6 +81,7 @@ final class LocalObjectRef<T> implements ObjectRef<T> {
 
     @Override
     public CompletableFuture<T> toCompletableFuture() {
+        checkNotReleased();
         CompletableFuture<T> future = new CompletableFuture<>();
         boolean lost = entry.whenSettled(() -> cluster.callbacks().execute(() -> {
             try {
