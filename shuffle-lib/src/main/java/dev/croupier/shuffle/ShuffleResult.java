@@ -10,6 +10,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
 /**
@@ -27,6 +28,8 @@ public final class ShuffleResult<O> implements AutoCloseable {
     private final Supplier<List<PhaseStats>> stats;
     private final long speculativeDuplicates;
     private final long bestEffortFallbacks;
+    /** Completes when every output is done; taken at construction, so it outlives released refs. */
+    private final CompletableFuture<Void> allDone;
 
     ShuffleResult(Cluster cluster, Strategy strategy, List<PartitionOutput<O>> outputs,
                   Supplier<List<PhaseStats>> stats, long speculativeDuplicates, long bestEffortFallbacks) {
@@ -36,6 +39,8 @@ public final class ShuffleResult<O> implements AutoCloseable {
         this.stats = stats;
         this.speculativeDuplicates = speculativeDuplicates;
         this.bestEffortFallbacks = bestEffortFallbacks;
+        this.allDone = CompletableFuture.allOf(outputs.stream().map(o -> o.ref().whenDone())
+                .toArray(CompletableFuture<?>[]::new));
     }
 
     /** Duplicates launched by speculation (0 unless {@code speculateAfter} was set). */
@@ -105,11 +110,9 @@ public final class ShuffleResult<O> implements AutoCloseable {
         };
     }
 
-    /** Per-phase stats; waits until every output is done. */
+    /** Per-phase stats; waits until every output is done (also after the outputs were released). */
     public List<PhaseStats> stats() {
-        for (PartitionOutput<O> o : outputs) {
-            o.ref().whenDone().join();
-        }
+        allDone.join();
         return stats.get();
     }
 

@@ -89,6 +89,7 @@ class ShuffleStrategyProperties {
                 }
                 order.sort(Comparator.naturalOrder());
                 assertEquals(java.util.stream.IntStream.range(0, partitions).boxed().toList(), order);
+                result.release(); // stats stay available after the outputs are released
                 assertTrue(result.stats().stream().anyMatch(p -> p.name().equals("map") && p.tasks() == mappers));
             }
             refs.forEach(ObjectRef::release);
