@@ -26,6 +26,14 @@ public final class CroupierCli {
     static {
         COMMANDS.put("help", new Entry("list the subcommands", args -> help(System.out)));
         COMMANDS.put("version", new Entry("print the version of Croupier and of the JVM", args -> version()));
+        COMMANDS.put("sort-benchmark", new Entry("generate, sort, validate and report a Sort Benchmark run (the main job)",
+                new dev.croupier.examples.sort.SortCommands.SortBenchmark()));
+        COMMANDS.put("sort", new Entry("sort a file of 100-byte records: sort IN OUT",
+                new dev.croupier.examples.sort.SortCommands.Sort()));
+        COMMANDS.put("gensort", new Entry("write N Sort Benchmark records: gensort N FILE [--seed S]",
+                new dev.croupier.examples.sort.SortCommands.GenSort()));
+        COMMANDS.put("valsort", new Entry("check a sorted file and print its checksum: valsort FILE",
+                new dev.croupier.examples.sort.SortCommands.ValSort()));
         COMMANDS.put("demo", new Entry("run thousands of tasks on an embedded cluster and print its stats",
                 new DemoCommand()));
         COMMANDS.put("test", new Entry("run the whole test suite (handled by bin/croupier with Maven)",
