@@ -110,40 +110,65 @@ public final class RecordOrdering {
     }
 
     private static void content(RecordMeta[] a, Algorithm algorithm) {
-        boolean dec = algorithm.decreasing();
-        switch (algorithm.contentKeyType()) {
-            case STRING -> {
-                String[] k = new String[a.length];
-                for (int i = 0; i < a.length; i++) {
-                    k[i] = contentKey(a[i], algorithm);
-                }
-                sortByKeys(a, k, Comparator.naturalOrder(), dec);
-            }
+        Comparable<?>[] k = new Comparable<?>[a.length];
+        for (int i = 0; i < a.length; i++) {
+            k[i] = contentValue(a[i], algorithm);
+        }
+        sortByKeys(a, k, RecordOrdering::compareKeys, algorithm.decreasing());
+    }
+
+    /**
+     * The parsed content key of a record: a {@code Long}, {@code Double} or {@code String} as
+     * {@code content_key_type} says.
+     */
+    private static Comparable<?> contentValue(RecordMeta m, Algorithm algorithm) {
+        String raw = contentKey(m, algorithm);
+        return switch (algorithm.contentKeyType()) {
+            case STRING -> raw;
             case INT -> {
-                Long[] k = new Long[a.length];
-                for (int i = 0; i < a.length; i++) {
-                    String t = contentKey(a[i], algorithm).strip();
-                    try {
-                        k[i] = Long.parseLong(t);
-                    } catch (NumberFormatException e) {
-                        throw badKey(a[i], algorithm, "'" + t + "' is not a 64-bit integer");
-                    }
+                String t = raw.strip();
+                try {
+                    yield Long.parseLong(t);
+                } catch (NumberFormatException e) {
+                    throw badKey(m, algorithm, "'" + t + "' is not a 64-bit integer");
                 }
-                sortByKeys(a, k, Comparator.naturalOrder(), dec);
             }
             case FLOAT -> {
-                Double[] k = new Double[a.length];
-                for (int i = 0; i < a.length; i++) {
-                    String t = contentKey(a[i], algorithm).strip();
-                    try {
-                        k[i] = Double.parseDouble(t);
-                    } catch (NumberFormatException e) {
-                        throw badKey(a[i], algorithm, "'" + t + "' is not a float");
-                    }
+                String t = raw.strip();
+                try {
+                    yield Double.parseDouble(t);
+                } catch (NumberFormatException e) {
+                    throw badKey(m, algorithm, "'" + t + "' is not a float");
                 }
-                sortByKeys(a, k, Comparator.naturalOrder(), dec);
             }
-        }
+        };
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static int compareKeys(Comparable<?> x, Comparable<?> y) {
+        return ((Comparable) x).compareTo(y);
+    }
+
+    /**
+     * The total order {@link #order} sorts by, for every kind but {@code shuffle}: the
+     * algorithm's key (reversed when {@code decreasing}), ties broken by
+     * {@link #EXTRACTION_ORDER}. A distributed sort range-partitions records with it and gets
+     * the same order as {@link #order} on all records at once. Keys are computed on each
+     * comparison (an MD5 or a parse), which suits binary searches among splitters, not sorts.
+     *
+     * @param algorithm any kind but {@link Algorithm.Kind#SHUFFLE}
+     * @return the comparator; it throws {@link ReshardException} ({@code CONTENT_KEY}) for a
+     *     record whose content key is missing or does not parse
+     */
+    public static Comparator<RecordMeta> comparator(Algorithm algorithm) {
+        Comparator<RecordMeta> byKey = switch (algorithm.kind()) {
+            case NONE -> (x, y) -> 0;
+            case ALPHANUMERIC -> Comparator.comparing(RecordMeta::key);
+            case MD5 -> Comparator.comparing(m -> md5(m.key()));
+            case CONTENT -> (x, y) -> compareKeys(contentValue(x, algorithm), contentValue(y, algorithm));
+            case SHUFFLE -> throw new IllegalArgumentException("shuffle is not an order by key; see order(...)");
+        };
+        return (algorithm.decreasing() ? byKey.reversed() : byKey).thenComparing(EXTRACTION_ORDER);
     }
 
     private static String contentKey(RecordMeta m, Algorithm algorithm) {

@@ -240,6 +240,23 @@ class ReshardProperties {
         assertEquals(out, RecordOrdering.order(metas, a, 0), "deterministic");
     }
 
+    @Property(tries = 100)
+    void comparatorSortsAsOrderDoes(@ForAll("sizes") List<Long> sizes, @ForAll Algorithm.Kind kind,
+                                    @ForAll boolean decreasing, @ForAll boolean stringKeys) {
+        net.jqwik.api.Assume.that(kind != Algorithm.Kind.SHUFFLE);
+        List<RecordMeta> metas = new ArrayList<>();
+        for (int i = 0; i < sizes.size(); i++) {
+            // Few distinct keys and content keys, so ties (broken by extraction order) are common.
+            metas.add(new RecordMeta("k" + (i * 7919 % 13), sizes.get(i), (i * 31) % 4, i,
+                    Long.toString(sizes.get(i) % 7), i));
+        }
+        Algorithm a = new Algorithm(kind, decreasing, null, ".cls",
+                stringKeys ? Algorithm.ContentKeyType.STRING : Algorithm.ContentKeyType.INT);
+        List<RecordMeta> bySort = new ArrayList<>(metas);
+        bySort.sort(RecordOrdering.comparator(a));
+        assertEquals(RecordOrdering.order(metas, a, 0), bySort);
+    }
+
     @Provide
     Arbitrary<List<Long>> sizes() {
         return Arbitraries.longs().between(0, 3000).list().ofMaxSize(60);
