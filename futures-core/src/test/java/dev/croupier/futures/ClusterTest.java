@@ -118,6 +118,58 @@ class ClusterTest {
         }
     }
 
+    @Test
+    void taskOutputMemoryBecomesTheObjectWithoutACopyAndUnreturnedMemoryIsFreed() {
+        try (Cluster c = TestClusters.small(2, spill).start()) {
+            List<ObjectRef<Object>> made = c.task(() -> {
+                MemorySegment out = TaskOutput.allocate(200_000);
+                out.fill((byte) 7);
+                MemorySegment unused = TaskOutput.allocate(300_000);
+                unused.fill((byte) 1);
+                return List.<Object>of(out, out.address());
+            }).numReturns(2).remote();
+            MemorySegment view = (MemorySegment) made.get(0).get();
+            assertEquals(200_000, view.byteSize());
+            assertEquals(7, view.get(ValueLayout.JAVA_BYTE, 199_999));
+            assertTrue(view.isReadOnly());
+            assertEquals((long) (Long) made.get(1).get(), view.address(), "the stored object is the memory the task wrote");
+            // the 300 KB the task did not return were freed: only the 200 KB frame and the Long remain
+            assertEquals(2, c.objectCount());
+            long inMemory = c.stats().nodes().stream().mapToLong(ClusterStats.NodeStats::bytesInMemory).sum();
+            assertTrue(inMemory >= 200_000 && inMemory < 300_000, "bytes in memory: " + inMemory);
+
+            ObjectRef<MemorySegment> failed = c.task(() -> {
+                MemorySegment lost = TaskOutput.allocate(400_000).fill((byte) 2);
+                if (lost.byteSize() > 0) {
+                    throw new IllegalStateException("no output");
+                }
+                return lost;
+            }).maxRetries(0).remote();
+            assertThrows(TaskFailedException.class, failed::get);
+            assertEquals(inMemory, c.stats().nodes().stream().mapToLong(ClusterStats.NodeStats::bytesInMemory).sum());
+
+            // the same segment returned twice: the second output is an ordinary copy
+            List<ObjectRef<MemorySegment>> twice = c.task(() -> {
+                MemorySegment out = TaskOutput.allocate(100_000);
+                out.fill((byte) 3);
+                return List.of(out, out);
+            }).<MemorySegment>numReturns(2).remote();
+            assertEquals(3, twice.get(1).get().get(ValueLayout.JAVA_BYTE, 99_999));
+            assertEquals(3, twice.get(0).get().get(ValueLayout.JAVA_BYTE, 0));
+
+            made.forEach(ObjectRef::release);
+            failed.release();
+            twice.forEach(ObjectRef::release);
+            assertEquals(0, c.objectCount());
+            assertEquals(0, c.stats().nodes().stream().mapToLong(ClusterStats.NodeStats::bytesInMemory).sum());
+        }
+        // outside a task it is plain memory
+        MemorySegment plain = TaskOutput.allocate(16);
+        plain.set(ValueLayout.JAVA_LONG, 8, 5L);
+        assertEquals(5L, plain.get(ValueLayout.JAVA_LONG, 8));
+        assertThrows(IllegalArgumentException.class, () -> TaskOutput.allocate(-1));
+    }
+
     record Point(int x, int y) implements java.io.Serializable {}
 
     @Test

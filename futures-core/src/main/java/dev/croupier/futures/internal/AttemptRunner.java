@@ -14,7 +14,8 @@ import java.util.List;
  * Runs one attempt on its node's worker thread: resolve the arguments (a local copy, a fetch
  * through the {@link Transport} from a live location, or, if an argument is on no live node,
  * give the attempt back to wait for its rebuild), call the function, encode the results into
- * the node's store, record stats, and report the outcome to the owner. Byte buffer and segment
+ * the node's store (or seal in place what the task wrote with {@code TaskOutput}), record
+ * stats, and report the outcome to the owner. Byte buffer and segment
  * arguments are read-only views pinned for the duration of the call. Thread-safe (stateless
  * between attempts).
  */
@@ -78,7 +79,9 @@ final class AttemptRunner {
                     values[i] = arg;
                 }
             }
-            sizes = storeOutputs(spec, node, spec.invocation.invoke(values));
+            try (OutputScope scope = OutputScope.open(node.store())) {
+                sizes = storeOutputs(spec, node, spec.invocation.invoke(values), scope);
+            }
         } catch (LostArgument e) {
             lost = e;
         } catch (Throwable t) {
@@ -145,11 +148,11 @@ final class AttemptRunner {
         }
     }
 
-    private long[] storeOutputs(TaskSpec spec, Node node, Object result) throws InterruptedException {
+    private long[] storeOutputs(TaskSpec spec, Node node, Object result, OutputScope scope) throws InterruptedException {
         ObjectEntry[] outputs = spec.outputs;
         long[] sizes = new long[outputs.length];
         if (!spec.multiReturn) {
-            sizes[0] = node.store().put(outputs[0].id, codecs.encode(result));
+            sizes[0] = storeOutput(node, outputs[0], result, scope);
             return sizes;
         }
         if (!(result instanceof List<?> values) || values.size() != outputs.length) {
@@ -157,8 +160,14 @@ final class AttemptRunner {
                     + ") but returned " + (result instanceof List<?> l ? "a List of " + l.size() : String.valueOf(result)));
         }
         for (int i = 0; i < outputs.length; i++) {
-            sizes[i] = node.store().put(outputs[i].id, codecs.encode(values.get(i)));
+            sizes[i] = storeOutput(node, outputs[i], values.get(i), scope);
         }
         return sizes;
+    }
+
+    /** Seals memory the task wrote in place, or encodes the value into the store. */
+    private long storeOutput(Node node, ObjectEntry output, Object value, OutputScope scope) throws InterruptedException {
+        NodeStore.Scratch scratch = scope.take(value);
+        return scratch != null ? node.store().adopt(output.id, scratch) : node.store().put(output.id, codecs.encode(value));
     }
 }

@@ -10,6 +10,8 @@ import dev.croupier.objectstore.WritableObject;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The objects of one node: small values on the heap, the rest in the node's shared-memory
@@ -17,13 +19,20 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>Design: like Ray's in-process store for small objects, values under
  * {@code smallObjectBytes} skip the store's allocator and pinning; they still belong to the
- * node and die with it, so lineage reconstruction treats both kinds alike. Thread-safe.
+ * node and die with it, so lineage reconstruction treats both kinds alike. A task's output
+ * written in place ({@link Scratch}) lives in the store under a scratch id; the object's own id
+ * is an alias of it, resolved on every access. Thread-safe.
  */
 final class NodeStore implements AutoCloseable {
 
     private final ObjectStore store;
     private final int smallObjectBytes;
     private final ConcurrentHashMap<ObjectId, byte[]> small = new ConcurrentHashMap<>();
+    /** Object id to the scratch id its bytes were written under. */
+    private final ConcurrentHashMap<ObjectId, ObjectId> adopted = new ConcurrentHashMap<>();
+    /** High half of scratch ids: random, so they never meet the cluster's object ids. */
+    private final long scratchTag = ThreadLocalRandom.current().nextLong();
+    private final AtomicLong scratchCount = new AtomicLong();
 
     NodeStore(ObjectStore store, int smallObjectBytes) {
         this.store = store;
@@ -63,6 +72,56 @@ final class NodeStore implements AutoCloseable {
         return size;
     }
 
+    /** Store memory a running task writes its output into; see {@code TaskOutput}. */
+    static final class Scratch {
+        private final WritableObject object;
+        private final MemorySegment payload;
+
+        private Scratch(WritableObject object) {
+            this.object = object;
+            this.payload = object.segment().asSlice(ValueFrame.HEADER_BYTES);
+        }
+
+        MemorySegment payload() {
+            return payload;
+        }
+
+        /** Frees the memory of an output the task did not return. */
+        void abort() {
+            object.close();
+        }
+    }
+
+    /** Whether a frame of {@code frameBytes} goes to the store (else it stays on the heap). */
+    boolean isStored(long frameBytes) {
+        return frameBytes >= smallObjectBytes;
+    }
+
+    /** Allocates a segment frame of {@code payloadBytes} under a fresh scratch id, header written. */
+    Scratch allocateScratch(long payloadBytes) throws InterruptedException {
+        ObjectId scratchId = new ObjectId(scratchTag, scratchCount.incrementAndGet());
+        WritableObject object = store.create(scratchId, ValueFrame.HEADER_BYTES + payloadBytes);
+        ValueFrame.writeHeader(object.segment(), ValueFrame.SEGMENT, 0);
+        return new Scratch(object);
+    }
+
+    /**
+     * Seals a task's scratch output in place as object {@code id}; returns the frame's size. As
+     * with {@link #put}, a copy the node already holds wins and the scratch is freed.
+     */
+    long adopt(ObjectId id, Scratch scratch) {
+        long size = scratch.object.segment().byteSize();
+        if (contains(id)) {
+            scratch.abort();
+            return size;
+        }
+        scratch.object.seal();
+        if (adopted.putIfAbsent(id, scratch.object.id()) != null) {
+            store.delete(scratch.object.id()); // a speculative twin on this node adopted first
+        }
+        return size;
+    }
+
     /** Stores a copy of a frame read from another node. */
     void putFrame(ObjectId id, MemorySegment frame) throws InterruptedException {
         long size = frame.byteSize();
@@ -82,7 +141,7 @@ final class NodeStore implements AutoCloseable {
     }
 
     boolean contains(ObjectId id) {
-        return small.containsKey(id) || store.contains(id);
+        return small.containsKey(id) || store.contains(inStore(id));
     }
 
     /** Pins and returns the frame of {@code id}, or null if this node does not hold it. */
@@ -102,7 +161,7 @@ final class NodeStore implements AutoCloseable {
         }
         PinnedObject pinned;
         try {
-            pinned = store.get(id);
+            pinned = store.get(inStore(id));
         } catch (ObjectNotFoundException absent) {
             return null;
         }
@@ -122,14 +181,23 @@ final class NodeStore implements AutoCloseable {
     /** Starts restoring those of {@code ids} that this node's store has spilled; returns at once. */
     void prefetch(List<ObjectId> ids) {
         if (!ids.isEmpty()) {
-            store.prefetch(ids);
+            store.prefetch(adopted.isEmpty() ? ids : ids.stream().map(this::inStore).toList());
         }
     }
 
     void delete(ObjectId id) {
-        if (small.remove(id) == null) {
+        ObjectId scratchId = adopted.remove(id);
+        if (scratchId != null) {
+            store.delete(scratchId);
+        } else if (small.remove(id) == null) {
             store.delete(id);
         }
+    }
+
+    /** The id under which the store holds object {@code id}. */
+    private ObjectId inStore(ObjectId id) {
+        ObjectId scratchId = adopted.get(id);
+        return scratchId == null ? id : scratchId;
     }
 
     /** Objects held: small ones plus those in the store (in memory or spilled). */
@@ -145,6 +213,7 @@ final class NodeStore implements AutoCloseable {
     @Override
     public void close() {
         small.clear();
+        adopted.clear();
         store.close();
     }
 }
