@@ -2,6 +2,7 @@ package dev.croupier.shuffle.records;
 
 import dev.croupier.futures.CroupierException;
 import dev.croupier.futures.ErrorCode;
+import dev.croupier.futures.TaskOutput;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
@@ -40,15 +41,19 @@ record FileRanges(String path, long bytes, int recordBytes, int ranges) implemen
         return start(range + 1) - start(range);
     }
 
-    /** Range {@code range} of the file, read into a new heap block. */
+    /**
+     * Range {@code range} of the file, read into task memory ({@link TaskOutput}): inside a map
+     * task that is store memory the task frees when it ends, so no heap buffer is zeroed and
+     * collected per map.
+     */
     MemorySegment read(int range) throws IOException {
         long length = length(range);
         if (length > Integer.MAX_VALUE - 8) {
             throw new CroupierException(ErrorCode.BAD_INPUT, "a map input of " + length + " bytes of " + path
                     + " is over 2 GiB; use more mappers");
         }
-        byte[] buffer = new byte[(int) length];
-        ByteBuffer bb = ByteBuffer.wrap(buffer);
+        MemorySegment buffer = TaskOutput.allocate(length);
+        ByteBuffer bb = buffer.asByteBuffer();
         try (FileChannel in = FileChannel.open(Path.of(path), StandardOpenOption.READ)) {
             long position = start(range);
             while (bb.hasRemaining()) {
@@ -60,7 +65,7 @@ record FileRanges(String path, long bytes, int recordBytes, int ranges) implemen
                 position += n;
             }
         }
-        return MemorySegment.ofArray(buffer);
+        return buffer;
     }
 
     /** {@code count} keys of random records of range {@code range}, read with small positional reads. */

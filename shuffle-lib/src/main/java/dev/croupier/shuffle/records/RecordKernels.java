@@ -1,8 +1,8 @@
 package dev.croupier.shuffle.records;
 
+import dev.croupier.futures.TaskOutput;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 
@@ -15,40 +15,39 @@ import java.util.SplittableRandom;
  * the same for every record is skipped), then an insertion sort of each run of equal prefixes
  * by the remaining key bytes (runs are tiny for random keys), then one permuting copy.
  * Partitioning is a counting pass (binary search over splitter prefixes) and one scatter pass
- * into a single output buffer, sliced into R blocks. Stateless and thread-safe.
+ * into R blocks. Every output block is taken from {@link TaskOutput}, so inside a task it is
+ * the stored object itself and no kernel output is ever copied again. Stateless and thread-safe.
  */
 public final class RecordKernels {
 
     private RecordKernels() {}
 
-    /** Splits {@code records} into {@code splitters.partitions()} blocks by key range; views of one new buffer. */
+    /**
+     * Splits {@code records} into {@code splitters.partitions()} blocks by key range. Each block is
+     * its own {@link TaskOutput} allocation, so a map task's outputs are written once, in place.
+     */
     public static List<MemorySegment> partition(RecordLayout layout, MemorySegment records, Splitters splitters) {
         int size = layout.recordBytes();
         int n = Math.toIntExact(layout.records(records.byteSize()));
         int partitions = splitters.partitions();
         int[] partitionOf = new int[n];
-        long[] counts = new long[partitions + 1];
+        long[] counts = new long[partitions];
         for (int i = 0; i < n; i++) {
             int p = splitters.partitionOf(records, (long) i * size);
             partitionOf[i] = p;
-            counts[p + 1]++;
+            counts[p]++;
         }
+        MemorySegment[] blocks = new MemorySegment[partitions];
         long[] next = new long[partitions];
         for (int p = 0; p < partitions; p++) {
-            counts[p + 1] += counts[p];
-            next[p] = counts[p] * size;
+            blocks[p] = TaskOutput.allocate(counts[p] * size);
         }
-        MemorySegment out = MemorySegment.ofArray(new byte[Math.toIntExact(records.byteSize())]);
         for (int i = 0; i < n; i++) {
             int p = partitionOf[i];
-            MemorySegment.copy(records, (long) i * size, out, next[p], size);
+            MemorySegment.copy(records, (long) i * size, blocks[p], next[p], size);
             next[p] += size;
         }
-        List<MemorySegment> blocks = new ArrayList<>(partitions);
-        for (int p = 0; p < partitions; p++) {
-            blocks.add(out.asSlice(counts[p] * size, (counts[p + 1] - counts[p]) * size));
-        }
-        return blocks;
+        return List.of(blocks);
     }
 
     /** Concatenates blocks of one partition without sorting (the merge of a pre-shuffle merge). */
@@ -57,7 +56,7 @@ public final class RecordKernels {
         for (MemorySegment b : blocks) {
             total += b.byteSize();
         }
-        MemorySegment out = MemorySegment.ofArray(new byte[Math.toIntExact(total)]);
+        MemorySegment out = TaskOutput.allocate(total);
         long at = 0;
         for (MemorySegment b : blocks) {
             MemorySegment.copy(b, 0, out, at, b.byteSize());
@@ -66,34 +65,55 @@ public final class RecordKernels {
         return out;
     }
 
-    /** All records of {@code blocks}, sorted by key, in one new block. */
+    /**
+     * All records of {@code blocks}, sorted by key, in one new block. The blocks are not
+     * concatenated first: each record is named by its block and offset, and the final permuting
+     * copy gathers straight from the blocks.
+     */
     public static MemorySegment sort(RecordLayout layout, List<MemorySegment> blocks) {
-        MemorySegment in = blocks.size() == 1 ? blocks.getFirst() : concat(blocks);
         int size = layout.recordBytes();
         int keyBytes = layout.keyBytes();
-        int n = Math.toIntExact(layout.records(in.byteSize()));
+        MemorySegment[] in = blocks.toArray(MemorySegment[]::new);
+        if (in.length >= 1 << (64 - OFFSET_BITS)) {
+            throw new IllegalArgumentException(in.length + " blocks are more than one sort takes");
+        }
+        long total = 0;
+        for (MemorySegment b : in) {
+            total += b.byteSize();
+        }
+        int n = Math.toIntExact(layout.records(total));
         long[] prefix = new long[n];
-        int[] index = new int[n];
-        for (int i = 0; i < n; i++) {
-            prefix[i] = KeyOrder.prefix(in, (long) i * size, keyBytes);
-            index[i] = i;
+        long[] where = new long[n];
+        int i = 0;
+        for (int b = 0; b < in.length; b++) {
+            long records = layout.records(in[b].byteSize());
+            for (long r = 0; r < records; r++, i++) {
+                long offset = r * size;
+                prefix[i] = KeyOrder.prefix(in[b], offset, keyBytes);
+                where[i] = ((long) b << OFFSET_BITS) | offset;
+            }
         }
-        radixSort(prefix, index);
+        radixSort(prefix, where);
         if (keyBytes > 8) {
-            sortTies(in, size, keyBytes, prefix, index);
+            sortTies(in, keyBytes, prefix, where);
         }
-        MemorySegment out = MemorySegment.ofArray(new byte[Math.toIntExact(in.byteSize())]);
-        for (int i = 0; i < n; i++) {
-            MemorySegment.copy(in, (long) index[i] * size, out, (long) i * size, size);
+        MemorySegment out = TaskOutput.allocate(total);
+        for (i = 0; i < n; i++) {
+            long w = where[i];
+            MemorySegment.copy(in[(int) (w >>> OFFSET_BITS)], w & OFFSET_MASK, out, (long) i * size, size);
         }
         return out;
     }
 
+    /** A record's place in {@link #sort}: block index in the high bits, byte offset in the low 40 (1 TiB). */
+    private static final int OFFSET_BITS = 40;
+    private static final long OFFSET_MASK = (1L << OFFSET_BITS) - 1;
+
     /** Unsigned LSD radix sort of {@code keys}, carrying {@code values} along. */
-    static void radixSort(long[] keys, int[] values) {
+    static void radixSort(long[] keys, long[] values) {
         int n = keys.length;
         long[] k2 = new long[n];
-        int[] v2 = new int[n];
+        long[] v2 = new long[n];
         int[] count = new int[1 << 16];
         for (int shift = 0; shift < 64; shift += 16) {
             java.util.Arrays.fill(count, 0);
@@ -121,7 +141,7 @@ public final class RecordKernels {
     }
 
     /** Orders each run of equal prefixes by the key bytes after the prefix (insertion sort: runs are short). */
-    private static void sortTies(MemorySegment in, int size, int keyBytes, long[] prefix, int[] index) {
+    private static void sortTies(MemorySegment[] in, int keyBytes, long[] prefix, long[] where) {
         int n = prefix.length;
         int start = 0;
         while (start < n) {
@@ -130,13 +150,14 @@ public final class RecordKernels {
                 end++;
             }
             for (int i = start + 1; i < end; i++) {
-                int v = index[i];
+                long v = where[i];
                 int j = i - 1;
-                while (j >= start && KeyOrder.compareSuffix(in, (long) index[j] * size, in, (long) v * size, keyBytes) > 0) {
-                    index[j + 1] = index[j];
+                while (j >= start && KeyOrder.compareSuffix(in[(int) (where[j] >>> OFFSET_BITS)], where[j] & OFFSET_MASK,
+                        in[(int) (v >>> OFFSET_BITS)], v & OFFSET_MASK, keyBytes) > 0) {
+                    where[j + 1] = where[j];
                     j--;
                 }
-                index[j + 1] = v;
+                where[j + 1] = v;
             }
             start = end;
         }
