@@ -1,0 +1,773 @@
+package dev.croupier.shuffle.reshard;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+
+import dev.croupier.formats.BadShardException;
+import dev.croupier.formats.Reaction;
+import dev.croupier.formats.ShardFormat;
+import dev.croupier.formats.reshard.Algorithm;
+import dev.croupier.formats.reshard.KeyMap;
+import dev.croupier.formats.reshard.LocalReshard;
+import dev.croupier.formats.reshard.NameTemplate;
+import dev.croupier.formats.reshard.RecordMeta;
+import dev.croupier.formats.reshard.RecordOrdering;
+import dev.croupier.formats.reshard.RecordTransform;
+import dev.croupier.formats.reshard.ReshardException;
+import dev.croupier.formats.reshard.ReshardProgress;
+import dev.croupier.formats.reshard.ReshardResult;
+import dev.croupier.formats.reshard.ReshardSpec;
+import dev.croupier.futures.Affinity;
+import dev.croupier.futures.Cluster;
+import dev.croupier.futures.ClusterStats;
+import dev.croupier.futures.CroupierException;
+import dev.croupier.futures.ObjectRef;
+import dev.croupier.shuffle.ShuffleJob;
+import dev.croupier.shuffle.ShuffleResult;
+import dev.croupier.shuffle.Strategy;
+
+/**
+ * Resharding of ML dataset shards on a cluster, in AIStore dSort's three phases:
+ * <ol>
+ *   <li><b>extraction</b>: one task per input shard reads it once; the records' bytes stay in
+ *       that node's object store (spilling past its capacity) and only their metadata comes
+ *       back, as a separate object;</li>
+ *   <li><b>sorting</b>: the metadata is sorted by a sample-based range-partitioned shuffle
+ *       ({@link ShuffleJob}), so no node ever holds all of it; a chain of small planning tasks
+ *       then cuts the sorted partitions into output shards;</li>
+ *   <li><b>creation</b>: one task per output shard gathers its records from the extracted
+ *       shards and writes it under a temporary name; only once every shard is written are all
+ *       renamed to their final names. A failed job leaves no output shard and no temporary file.</li>
+ * </ol>
+ * The algorithms are {@link RecordOrdering}'s: for every kind but {@code shuffle} the output is
+ * exactly what {@link LocalReshard} writes; a seeded shuffle gives the same output on every run
+ * (a different permutation from the single-process one, see {@code docs/reshard.md}).
+ *
+ * <p>The cluster's object-store capacity is the memory bound of extraction: {@code max_mem_usage}
+ * is for whoever builds the cluster (the CLI sizes the stores with it).
+ *
+ * <p>Thread-safety: immutable; {@link #run} may be called from several threads, each run independent.
+ */
+public final class ReshardJob {
+    /** Default number of metadata records sampled from each input shard to choose splitters. */
+    public static final int DEFAULT_SAMPLES_PER_SHARD = 64;
+
+    private final ReshardSpec spec;
+    private final Path base;
+    private final RecordTransform transform;
+    private final LocalReshard.OnError onError;
+    private final boolean dryRun;
+    private final LongSupplier seedClock;
+    private final ReshardProgress progress;
+    private final int sortPartitions;
+    private final int samplesPerShard;
+
+    private ReshardJob(Builder b, ReshardSpec spec) {
+        this.spec = spec;
+        this.base = b.base.toAbsolutePath();
+        this.transform = b.transform;
+        this.onError = b.onError;
+        this.dryRun = spec.dryRun();
+        this.seedClock = b.seedClock;
+        this.progress = b.progress;
+        this.sortPartitions = b.sortPartitions;
+        this.samplesPerShard = b.samplesPerShard;
+    }
+
+    /** @return a builder with dSort's defaults (see {@link ReshardSpec}) */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** @return the validated spec the job runs */
+    public ReshardSpec spec() {
+        return spec;
+    }
+
+    /**
+     * Runs the job on {@code cluster} and waits for it.
+     *
+     * @param cluster any cluster of the futures runtime; it is not closed
+     * @return what was written (or, for a dry run, planned)
+     * @throws ReshardException when the job fails; nothing is left in the output folders then
+     */
+    public ReshardResult run(Cluster cluster) {
+        List<String> warnings = Collections.synchronizedList(new ArrayList<>());
+        List<Path> inputs = checkInputs(warnings);
+        KeyMap keyMap = readKeyMap(warnings);
+        List<ObjectRef<?>> owned = new ArrayList<>();
+        ShuffleResult<byte[]> sorted = null;
+        try {
+            long t0 = System.nanoTime();
+            long spilled0 = spilled(cluster);
+            Extraction ex = extract(cluster, inputs, owned, warnings);
+            long t1 = System.nanoTime();
+            ReshardResult.Phase extraction = new ReshardResult.Phase(ex.metas.size(), ex.records, ex.bytes,
+                    Duration.ofNanos(t1 - t0), inMemory(cluster), spilled(cluster) - spilled0);
+
+            long clockSeed = seedClock.getAsLong();
+            long seed = RecordOrdering.seedOf(spec.algorithm(), clockSeed);
+            long shuffleSeed = spec.algorithm().kind() == Algorithm.Kind.SHUFFLE ? seed : -1;
+            if (ex.records == 0) {
+                return new ReshardResult(dryRun, List.of(), extraction, ReshardResult.Phase.NONE,
+                        ReshardResult.Phase.NONE, shuffleSeed, warnings, ex.skipped);
+            }
+            int partitions = sortPartitions > 0 ? sortPartitions
+                    : Math.max(1, Math.min(ex.metas.size(), 2 * cluster.aliveNodes().size()));
+            sorted = sort(cluster, ex, partitions, seed, owned);
+            long packTarget = packTarget(ex.bytes);
+            boolean byCount = spec.outputShardRecords() > 0;
+            List<PlanSummary> plans = plan(cluster, sorted.refs(), keyMap, packTarget, byCount, owned);
+            for (PlanSummary p : plans) {
+                warnings.addAll(p.warnings());
+            }
+            Map<Long, Output> outputs = outputs(plans, keyMap);
+            long t2 = System.nanoTime();
+            ReshardResult.Phase sorting = new ReshardResult.Phase(partitions, ex.records, ex.bytes,
+                    Duration.ofNanos(t2 - t1), inMemory(cluster), spilled(cluster) - spilled0 - extraction.spilledBytes());
+            if (dryRun) {
+                List<ReshardResult.OutputShard> planned = new ArrayList<>();
+                for (Output o : outputs.values()) {
+                    planned.add(new ReshardResult.OutputShard(o.path, o.records, o.bytes, -1));
+                }
+                return new ReshardResult(true, planned, extraction, sorting, ReshardResult.Phase.NONE, shuffleSeed,
+                        warnings, ex.skipped);
+            }
+            List<ReshardResult.OutputShard> written = create(cluster, outputs, plans, sorted.refs(), ex, keyMap,
+                    packTarget, byCount);
+            long t3 = System.nanoTime();
+            ReshardResult.Phase creation = new ReshardResult.Phase(written.size(),
+                    written.stream().mapToLong(ReshardResult.OutputShard::records).sum(),
+                    written.stream().mapToLong(ReshardResult.OutputShard::contentBytes).sum(),
+                    Duration.ofNanos(t3 - t2), inMemory(cluster),
+                    spilled(cluster) - spilled0 - extraction.spilledBytes() - sorting.spilledBytes());
+            return new ReshardResult(false, written, extraction, sorting, creation, shuffleSeed, warnings, ex.skipped);
+        } finally {
+            if (sorted != null) {
+                sorted.release();
+            }
+            for (ObjectRef<?> r : owned) {
+                r.release();
+            }
+        }
+    }
+
+    /** Missing shards are reported by name, all of them, before any work starts. */
+    private List<Path> checkInputs(List<String> warnings) {
+        List<Path> inputs = spec.inputShards(base);
+        List<Path> present = new ArrayList<>(inputs.size());
+        List<Path> missing = new ArrayList<>();
+        for (Path p : inputs) {
+            (Files.isRegularFile(p) ? present : missing).add(p);
+        }
+        if (!missing.isEmpty()) {
+            if (spec.missingShards() == Reaction.ABORT) {
+                throw new ReshardException(ReshardException.Kind.MISSING_SHARDS, missing.size() + " of "
+                        + inputs.size() + " input shards are missing: " + missing);
+            }
+            if (spec.missingShards() == Reaction.WARN) {
+                for (Path m : missing) {
+                    warnings.add("missing input shard " + m);
+                }
+            }
+        }
+        return present;
+    }
+
+    private KeyMap readKeyMap(List<String> warnings) {
+        if (spec.ekmFile().isEmpty()) {
+            return null;
+        }
+        Path file = base.resolve(spec.ekmFile().get());
+        try {
+            return KeyMap.read(file, spec.ekmFileSep(), spec.ekmMalformedLine(), warnings::add);
+        } catch (IOException e) {
+            throw new ReshardException(ReshardException.Kind.IO, "cannot read ekm_file " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The extracted input shards that survived, by input index. */
+    private record Extraction(List<Integer> shardIds, List<ObjectRef<MemorySegment>> frames,
+                              List<ObjectRef<byte[]>> metas, long records, long bytes, List<Path> skipped) {
+    }
+
+    @SuppressWarnings("unchecked")
+    private Extraction extract(Cluster cluster, List<Path> inputs, List<ObjectRef<?>> owned, List<String> warnings) {
+        String contentExt = spec.algorithm().kind() == Algorithm.Kind.CONTENT ? spec.algorithm().extension() : null;
+        boolean keepBytes = !dryRun;
+        Reaction duplicates = spec.duplicatedRecords();
+        int nodes = Math.max(1, cluster.aliveNodes().size());
+        List<Integer> alive = cluster.aliveNodes();
+        List<List<ObjectRef<Object>>> refs = new ArrayList<>(inputs.size());
+        AtomicLong done = new AtomicLong();
+        Throttle throttle = new Throttle(cluster, spec.extractConcurrencyMaxLimit());
+        for (int i = 0; i < inputs.size(); i++) {
+            String path = inputs.get(i).toString();
+            int index = i;
+            throttle.beforeSubmit();
+            List<ObjectRef<Object>> r = cluster.task(ReshardTasks::extract, path, index, keepBytes, duplicates, contentExt)
+                    .name("reshard-extract").onNode(alive.get(i % nodes), Affinity.SOFT).<Object>numReturns(3).remote();
+            owned.addAll(r);
+            refs.add(r);
+            throttle.submitted(r.get(2));
+            r.get(2).whenDone().thenRun(() -> progress.update("extraction", done.incrementAndGet(), inputs.size()));
+        }
+        List<Integer> ids = new ArrayList<>();
+        List<ObjectRef<MemorySegment>> frames = new ArrayList<>();
+        List<ObjectRef<byte[]>> metas = new ArrayList<>();
+        List<Path> skipped = new ArrayList<>();
+        long records = 0;
+        long bytes = 0;
+        RuntimeException failure = null;
+        for (int i = 0; i < inputs.size(); i++) {
+            String report;
+            try {
+                report = (String) refs.get(i).get(2).get();
+            } catch (CroupierException e) {
+                BadShardException bad = cause(e, BadShardException.class);
+                if (bad != null && onError == LocalReshard.OnError.SKIP) {
+                    warnings.add("skipped input shard " + inputs.get(i) + ": " + bad.getMessage());
+                    skipped.add(inputs.get(i));
+                } else if (failure == null) {
+                    failure = failure("extracting " + inputs.get(i), e);
+                }
+                continue;
+            }
+            String[] lines = report.split("\n");
+            String[] counts = lines[0].split(" ");
+            records += Long.parseLong(counts[0]);
+            bytes += Long.parseLong(counts[1]);
+            warnings.addAll(List.of(lines).subList(1, lines.length));
+            ids.add(i);
+            frames.add((ObjectRef<MemorySegment>) (ObjectRef<?>) refs.get(i).get(0));
+            metas.add((ObjectRef<byte[]>) (ObjectRef<?>) refs.get(i).get(1));
+        }
+        if (failure != null) {
+            throw failure;
+        }
+        return new Extraction(ids, frames, metas, records, bytes, skipped);
+    }
+
+    private ShuffleResult<byte[]> sort(Cluster cluster, Extraction ex, int partitions, long seed,
+                                       List<ObjectRef<?>> owned) {
+        Algorithm algorithm = spec.algorithm();
+        byte[] splitters = MetaBlock.encode(List.of());
+        if (algorithm.kind() != Algorithm.Kind.SHUFFLE && partitions > 1) {
+            List<ObjectRef<byte[]>> samples = new ArrayList<>();
+            int perShard = samplesPerShard;
+            for (ObjectRef<byte[]> m : ex.metas) {
+                ObjectRef<byte[]> s = cluster.task((byte[] block) -> ReshardTasks.sample(block, perShard), m)
+                        .name("reshard-sample").remote();
+                owned.add(s);
+                samples.add(s);
+            }
+            List<RecordMeta> all = new ArrayList<>();
+            try {
+                for (ObjectRef<byte[]> s : samples) {
+                    all.addAll(MetaBlock.decode(s.get()));
+                }
+                splitters = MetaBlock.encode(ReshardTasks.splitters(all, algorithm, partitions));
+            } catch (RuntimeException e) {
+                throw failure("sampling record metadata", e);
+            }
+        }
+        byte[] cuts = splitters;
+        AtomicLong done = new AtomicLong();
+        ShuffleResult<byte[]> result = ShuffleJob.<byte[], byte[], byte[]>builder()
+                .name("reshard-sort")
+                .inputs(ex.metas)
+                .mapper((byte[] block, int r) -> ReshardTasks.partition(block, r, cuts, algorithm, seed))
+                .merger((int p, List<byte[]> blocks) -> MetaBlock.concat(blocks))
+                .reducer((int p, List<byte[]> blocks) -> ReshardTasks.order(p, blocks, algorithm, seed))
+                .partitions(partitions)
+                .strategy(Strategy.SIMPLE)
+                .build()
+                .run(cluster);
+        for (ObjectRef<byte[]> r : result.refs()) {
+            r.whenDone().thenRun(() -> progress.update("sorting", done.incrementAndGet(), partitions));
+        }
+        return result;
+    }
+
+    /** The shard size to pack to: the spec's, or dSort's ceil(total bytes / names) for a bounded template. */
+    private long packTarget(long totalBytes) {
+        if (spec.outputShardRecords() > 0) {
+            return spec.outputShardRecords();
+        }
+        if (spec.outputShardSize() > 0) {
+            return spec.outputShardSize();
+        }
+        long names = spec.outputFormat().count();
+        return Math.max(1, (totalBytes + names - 1) / names);
+    }
+
+    private List<PlanSummary> plan(Cluster cluster, List<ObjectRef<byte[]>> sortedRefs, KeyMap keyMap, long target,
+                                   boolean byCount, List<ObjectRef<?>> owned) {
+        Reaction missingKey = spec.ekmMissingKey();
+        long[] start = new long[2 * PackingCursor.templates(keyMap)];
+        byte[] initial = new PlanSummary(start, start, List.of(), List.of()).encode();
+        List<ObjectRef<byte[]>> summaries = new ArrayList<>(sortedRefs.size());
+        Object previous = initial;
+        for (ObjectRef<byte[]> part : sortedRefs) {
+            ObjectRef<byte[]> s = cluster.task((byte[] sorted, byte[] prev) ->
+                            ReshardTasks.plan(sorted, prev, keyMap, target, byCount, missingKey), part, previous)
+                    .name("reshard-plan").remote();
+            owned.add(s);
+            summaries.add(s);
+            previous = s;
+        }
+        List<PlanSummary> out = new ArrayList<>(summaries.size());
+        try {
+            for (ObjectRef<byte[]> s : summaries) {
+                out.add(PlanSummary.decode(s.get()));
+            }
+        } catch (RuntimeException e) {
+            throw failure("sorting record metadata", e);
+        }
+        return out;
+    }
+
+    /** One output shard as planned: where it goes and which partitions and input shards it needs. */
+    private static final class Output {
+        final int template;
+        final long index;
+        Path path;
+        ShardFormat format;
+        long records;
+        long bytes;
+        final List<Integer> partitions = new ArrayList<>();
+        final TreeSet<Integer> shards = new TreeSet<>();
+
+        Output(int template, long index) {
+            this.template = template;
+            this.index = index;
+        }
+    }
+
+    private Map<Long, Output> outputs(List<PlanSummary> plans, KeyMap keyMap) {
+        Map<Long, Output> outputs = new LinkedHashMap<>();
+        long[] counts = new long[PackingCursor.templates(keyMap)];
+        for (int p = 0; p < plans.size(); p++) {
+            for (PlanSummary.Piece piece : plans.get(p).pieces()) {
+                Output o = outputs.computeIfAbsent(((long) piece.template() << 40) | piece.index(),
+                        k -> new Output(piece.template(), piece.index()));
+                o.records += piece.records();
+                o.bytes += piece.bytes();
+                o.partitions.add(p);
+                for (int s : piece.shards()) {
+                    o.shards.add(s);
+                }
+                counts[piece.template()] = Math.max(counts[piece.template()], piece.index() + 1);
+            }
+        }
+        ShardFormat defaultFormat = ShardFormat.forExtension(spec.outputExtension()).orElseThrow();
+        for (int t = 0; t < counts.length; t++) {
+            if (keyMap != null && counts[t] > keyMap.templates().get(t).count()) {
+                NameTemplate template = keyMap.templates().get(t);
+                throw new ReshardException(ReshardException.Kind.OUT_OF_NAMES, "ekm_file template '" + template
+                        + "' gives " + template.count() + " names but " + counts[t] + " output shards are needed");
+            }
+            if (keyMap == null && counts[t] > spec.outputFormat().count()) {
+                throw new ReshardException(ReshardException.Kind.OUT_OF_NAMES, "output_format '" + spec.outputFormat()
+                        + "' gives " + spec.outputFormat().count() + " names but " + counts[t]
+                        + " output shards are needed");
+            }
+        }
+        for (Output o : outputs.values()) {
+            if (keyMap == null) {
+                o.path = spec.outputShard(o.index, base);
+                o.format = defaultFormat;
+            } else {
+                String name = keyMap.templates().get(o.template).name(o.index);
+                o.path = base.resolve(name);
+                o.format = ShardFormat.forName(name).orElse(defaultFormat);
+            }
+        }
+        return outputs;
+    }
+
+    @SuppressWarnings("unchecked")
+    private List<ReshardResult.OutputShard> create(Cluster cluster, Map<Long, Output> outputs, List<PlanSummary> plans,
+                                                   List<ObjectRef<byte[]>> sortedRefs, Extraction ex, KeyMap keyMap,
+                                                   long packTarget, boolean byCount) {
+        try {
+            for (Output o : outputs.values()) {
+                Files.createDirectories(o.path.getParent());
+            }
+        } catch (IOException e) {
+            throw new ReshardException(ReshardException.Kind.IO, "cannot create an output folder: " + e.getMessage(), e);
+        }
+        RecordTransform fn = transform;
+        AtomicLong done = new AtomicLong();
+        Throttle throttle = new Throttle(cluster, spec.createConcurrencyMaxLimit());
+        List<Output> order = new ArrayList<>(outputs.values());
+        List<ObjectRef<String>> refs = new ArrayList<>(order.size());
+        try {
+            for (Output o : order) {
+                List<ObjectRef<byte[]>> parts = new ArrayList<>();
+                long[][] carries = new long[o.partitions.size()][];
+                for (int i = 0; i < o.partitions.size(); i++) {
+                    parts.add(sortedRefs.get(o.partitions.get(i)));
+                    carries[i] = plans.get(o.partitions.get(i)).carryIn();
+                }
+                int[] shardIds = o.shards.stream().mapToInt(Integer::intValue).toArray();
+                List<ObjectRef<MemorySegment>> frames = new ArrayList<>(shardIds.length);
+                for (int s : shardIds) {
+                    frames.add(ex.frames.get(ex.shardIds.indexOf(s)));
+                }
+                long[] which = {o.template, o.index};
+                String[] target = {o.path.toString(), o.format.defaultExtension()};
+                throttle.beforeSubmit();
+                ObjectRef<String> r = cluster.task(
+                        (List<byte[]> ps, List<MemorySegment> fs, long[][] cs, int[] ids, long[] w, String[] tg) ->
+                                ReshardTasks.create(ps, fs, cs, ids, w, tg, keyMap, packTarget, byCount, fn),
+                        ObjectRef.all(parts), ObjectRef.all(frames), carries, shardIds, which, target)
+                        .name("reshard-create").remote();
+                refs.add(r);
+                throttle.submitted(r);
+                r.whenDone().thenRun(() -> progress.update("creation", done.incrementAndGet(), order.size()));
+            }
+        } catch (RuntimeException e) {
+            discardAll(refs);
+            throw e;
+        }
+        // Wait for every task, even after a failure, so no finished temporary file is missed.
+        List<String[]> created = new ArrayList<>(refs.size());
+        RuntimeException failure = null;
+        for (int i = 0; i < refs.size(); i++) {
+            try {
+                created.add(refs.get(i).get().split("\n"));
+            } catch (CroupierException e) {
+                created.add(null);
+                if (failure == null) {
+                    failure = failure("creating " + order.get(i).path, e);
+                }
+            }
+        }
+        for (ObjectRef<String> r : refs) {
+            r.release();
+        }
+        if (failure != null) {
+            discard(created);
+            throw failure;
+        }
+        List<ReshardResult.OutputShard> out = new ArrayList<>(order.size());
+        try {
+            for (int i = 0; i < order.size(); i++) {
+                String[] c = created.get(i);
+                Path target = order.get(i).path;
+                new dev.croupier.formats.PendingShard(Path.of(c[0]), target, Long.parseLong(c[1])).commit();
+                created.set(i, null);
+                out.add(new ReshardResult.OutputShard(target, Long.parseLong(c[2]), Long.parseLong(c[3]),
+                        Long.parseLong(c[1])));
+            }
+        } catch (IOException e) {
+            discard(created);
+            throw new ReshardException(ReshardException.Kind.IO, "committing output shards failed: " + e.getMessage(), e);
+        }
+        return out;
+    }
+
+    private static void discardAll(List<ObjectRef<String>> refs) {
+        List<String[]> created = new ArrayList<>();
+        for (ObjectRef<String> r : refs) {
+            try {
+                created.add(r.get().split("\n"));
+            } catch (CroupierException e) {
+                created.add(null);
+            }
+            r.release();
+        }
+        discard(created);
+    }
+
+    private static void discard(List<String[]> created) {
+        for (String[] c : created) {
+            if (c != null) {
+                try {
+                    Files.deleteIfExists(Path.of(c[0]));
+                } catch (IOException ignored) {
+                    // Nothing more can be done; the name is a dot-file with a .tmp suffix.
+                }
+            }
+        }
+    }
+
+    /** Bounds tasks in flight (a spec concurrency limit; 0 leaves it to the cluster's CPU slots). */
+    private static final class Throttle {
+        private final Cluster cluster;
+        private final int limit;
+        private final List<ObjectRef<Object>> inFlight = new ArrayList<>();
+
+        Throttle(Cluster cluster, int limit) {
+            this.cluster = cluster;
+            this.limit = limit;
+        }
+
+        void beforeSubmit() {
+            if (limit <= 0) {
+                return;
+            }
+            while (inFlight.size() >= limit) {
+                inFlight.removeIf(ObjectRef::isDone);
+                if (inFlight.size() >= limit) {
+                    cluster.wait(List.copyOf(inFlight), 1, Duration.ofSeconds(1));
+                }
+            }
+        }
+
+        @SuppressWarnings("unchecked")
+        void submitted(ObjectRef<?> ref) {
+            if (limit > 0) {
+                inFlight.add((ObjectRef<Object>) ref);
+            }
+        }
+    }
+
+    private static long spilled(Cluster cluster) {
+        return cluster.stats().nodes().stream().mapToLong(ClusterStats.NodeStats::bytesSpilled).sum();
+    }
+
+    private static long inMemory(Cluster cluster) {
+        return cluster.stats().nodes().stream().mapToLong(ClusterStats.NodeStats::bytesInMemory).sum();
+    }
+
+    private static <T extends Throwable> T cause(Throwable e, Class<T> type) {
+        for (Throwable c = e; c != null; c = c.getCause()) {
+            if (type.isInstance(c)) {
+                return type.cast(c);
+            }
+        }
+        return null;
+    }
+
+    /** The task's own failure as the job's typed error (a bad shard, a content key, out of names...). */
+    private static ReshardException failure(String what, Throwable e) {
+        ReshardException r = cause(e, ReshardException.class);
+        if (r != null) {
+            return r;
+        }
+        BadShardException bad = cause(e, BadShardException.class);
+        if (bad != null) {
+            return new ReshardException(ReshardException.Kind.BAD_SHARD, "failed " + what + ": " + bad.getMessage(), bad);
+        }
+        Throwable root = e;
+        while (root.getCause() != null && root instanceof CroupierException) {
+            root = root.getCause();
+        }
+        return new ReshardException(ReshardException.Kind.IO, "failed " + what + ": " + root, e);
+    }
+
+    /**
+     * Settings of a {@link ReshardJob}: the fields of {@link ReshardSpec} (same names, same
+     * defaults), or a whole spec, plus what only a program can give (a transform, a progress
+     * listener). {@link #build()} checks every knob.
+     *
+     * <p>Thread-safety: not thread-safe.
+     */
+    public static final class Builder {
+        private ReshardSpec.Builder spec = ReshardSpec.builder();
+        private Path base = Path.of("");
+        private RecordTransform transform = RecordTransform.IDENTITY;
+        private LocalReshard.OnError onError = LocalReshard.OnError.ABORT;
+        private LongSupplier seedClock = System::currentTimeMillis;
+        private ReshardProgress progress = ReshardProgress.NONE;
+        private int sortPartitions;
+        private int samplesPerShard = DEFAULT_SAMPLES_PER_SHARD;
+
+        private Builder() {
+        }
+
+        /** @param spec a whole spec; later field setters change a copy of it @return this */
+        public Builder spec(ReshardSpec spec) {
+            this.spec = spec.toBuilder();
+            return this;
+        }
+
+        /** @param template {@code input_format} as a brace, @ or %d template @return this */
+        public Builder inputFormat(String template) {
+            spec.inputFormat(template);
+            return this;
+        }
+
+        /** @param paths {@code input_format} as a list of shard names @return this */
+        public Builder inputPaths(List<String> paths) {
+            spec.inputPaths(paths);
+            return this;
+        }
+
+        /** @param extension {@code input_extension} @return this */
+        public Builder inputExtension(String extension) {
+            spec.inputExtension(extension);
+            return this;
+        }
+
+        /** @param template {@code output_format} @return this */
+        public Builder outputFormat(String template) {
+            spec.outputFormat(template);
+            return this;
+        }
+
+        /** @param extension {@code output_extension} @return this */
+        public Builder outputExtension(String extension) {
+            spec.outputExtension(extension);
+            return this;
+        }
+
+        /** @param size {@code output_shard_size}, bytes with an optional IEC suffix @return this */
+        public Builder outputShardSize(String size) {
+            spec.outputShardSize(size);
+            return this;
+        }
+
+        /** @param records {@code output_shard_records} @return this */
+        public Builder outputShardRecords(long records) {
+            spec.outputShardRecords(records);
+            return this;
+        }
+
+        /** @param algorithm {@code algorithm} @return this */
+        public Builder algorithm(Algorithm algorithm) {
+            spec.algorithm(algorithm);
+            return this;
+        }
+
+        /** @param file {@code ekm_file} @return this */
+        public Builder ekmFile(String file) {
+            spec.ekmFile(file);
+            return this;
+        }
+
+        /** @param sep {@code ekm_file_sep} @return this */
+        public Builder ekmFileSep(String sep) {
+            spec.ekmFileSep(sep);
+            return this;
+        }
+
+        /** @param reaction {@code ekm_malformed_line} @return this */
+        public Builder ekmMalformedLine(Reaction reaction) {
+            spec.ekmMalformedLine(reaction);
+            return this;
+        }
+
+        /** @param reaction {@code ekm_missing_key} @return this */
+        public Builder ekmMissingKey(Reaction reaction) {
+            spec.ekmMissingKey(reaction);
+            return this;
+        }
+
+        /** @param limit {@code max_mem_usage} (kept in the spec; the cluster's store capacity bounds the job) @return this */
+        public Builder maxMemUsage(String limit) {
+            spec.maxMemUsage(limit);
+            return this;
+        }
+
+        /** @param n {@code extract_concurrency_max_limit}: extraction tasks in flight, 0 = the cluster's slots @return this */
+        public Builder extractConcurrencyMaxLimit(int n) {
+            spec.extractConcurrencyMaxLimit(n);
+            return this;
+        }
+
+        /** @param n {@code create_concurrency_max_limit}: creation tasks in flight, 0 = the cluster's slots @return this */
+        public Builder createConcurrencyMaxLimit(int n) {
+            spec.createConcurrencyMaxLimit(n);
+            return this;
+        }
+
+        /** @param dryRun {@code dry_run} @return this */
+        public Builder dryRun(boolean dryRun) {
+            spec.dryRun(dryRun);
+            return this;
+        }
+
+        /** @param reaction {@code duplicated_records} @return this */
+        public Builder duplicatedRecords(Reaction reaction) {
+            spec.duplicatedRecords(reaction);
+            return this;
+        }
+
+        /** @param reaction {@code missing_shards} @return this */
+        public Builder missingShards(Reaction reaction) {
+            spec.missingShards(reaction);
+            return this;
+        }
+
+        /** @param text {@code description} @return this */
+        public Builder description(String text) {
+            spec.description(text);
+            return this;
+        }
+
+        /** @param dir folder relative names resolve against (default: the current folder) @return this */
+        public Builder baseDir(Path dir) {
+            this.base = dir;
+            return this;
+        }
+
+        /** @param t applied to every record during creation (default: identity) @return this */
+        public Builder transform(RecordTransform t) {
+            this.transform = t;
+            return this;
+        }
+
+        /** @param onError what to do with a corrupt input shard (default abort) @return this */
+        public Builder onError(LocalReshard.OnError onError) {
+            this.onError = onError;
+            return this;
+        }
+
+        /** @param clock source of the shuffle seed when the spec has none (default: wall clock ms) @return this */
+        public Builder seedClock(LongSupplier clock) {
+            this.seedClock = clock;
+            return this;
+        }
+
+        /** @param listener told as shards and partitions finish (default: nothing) @return this */
+        public Builder progress(ReshardProgress listener) {
+            this.progress = listener;
+            return this;
+        }
+
+        /** @param partitions ranges of the metadata sort, 1..1000000; 0 (default) = two per live node, at most one per shard @return this */
+        public Builder sortPartitions(int partitions) {
+            this.sortPartitions = partitions;
+            return this;
+        }
+
+        /** @param samples metadata records sampled per shard for splitters, 1..1048576 (default {@value #DEFAULT_SAMPLES_PER_SHARD}) @return this */
+        public Builder samplesPerShard(int samples) {
+            this.samplesPerShard = samples;
+            return this;
+        }
+
+        /**
+         * @return the job
+         * @throws dev.croupier.formats.reshard.BadSpecException naming the spec field at fault
+         * @throws IllegalArgumentException naming the knob, value and range of a bad job setting
+         */
+        public ReshardJob build() {
+            ReshardSpec built = spec.build();
+            if (base == null || transform == null || onError == null || seedClock == null || progress == null) {
+                throw new IllegalArgumentException("baseDir, transform, onError, seedClock and progress must not be null");
+            }
+            if (sortPartitions < 0 || sortPartitions > 1_000_000) {
+                throw new IllegalArgumentException("sortPartitions = " + sortPartitions + " is out of range 0..1000000");
+            }
+            if (samplesPerShard < 1 || samplesPerShard > 1 << 20) {
+                throw new IllegalArgumentException("samplesPerShard = " + samplesPerShard + " is out of range 1..1048576");
+            }
+            return new ReshardJob(this, built);
+        }
+    }
+}

@@ -1,0 +1,218 @@
+package dev.croupier.shuffle.reshard;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import dev.croupier.formats.Reaction;
+import dev.croupier.formats.ShardFormat;
+import dev.croupier.formats.reshard.Algorithm;
+import dev.croupier.formats.reshard.KeyMap;
+import dev.croupier.formats.reshard.RecordMeta;
+import dev.croupier.formats.reshard.RecordOrdering;
+import dev.croupier.formats.reshard.RecordTransform;
+import dev.croupier.formats.reshard.ReshardException;
+import dev.croupier.formats.reshard.ShardCreator;
+import dev.croupier.formats.reshard.ShardExtractor;
+
+/**
+ * Design note: the bodies of the reshard job's tasks, as static functions of plain values so
+ * that each can be re-run by lineage reconstruction and none captures driver state beyond the
+ * settings it is given. The phases follow AIStore dSort (extraction, metadata sorting,
+ * creation), with dSort's centralised metadata sort replaced by a sample-based range-partitioned
+ * sort on the shuffle library (as {@code SortJob} sorts fixed-size records): samples give R-1
+ * splitters in {@link RecordOrdering#comparator} order, mappers cut each shard's metadata by
+ * splitter, reducers order their range with {@link RecordOrdering#order}, so the concatenated
+ * partitions are exactly the order a single process would produce. A seeded shuffle has no key
+ * to range-partition on: records go to a partition by a hash of (seed, shard, offset) and each
+ * partition is Fisher-Yates shuffled with a seed derived from the job's, which is a uniformly
+ * random permutation that the same seed reproduces (but not the single-process permutation).
+ *
+ * <p>Thread-safety: stateless.
+ */
+final class ReshardTasks {
+    private ReshardTasks() {
+    }
+
+    /**
+     * Extraction of one input shard.
+     *
+     * @return [extracted shard frame, metadata block, report: "records bytes" then one warning per line]
+     */
+    static List<Object> extract(String shard, int index, boolean keepBytes, Reaction duplicates, String contentExtension)
+            throws IOException {
+        Path path = Path.of(shard);
+        ShardFormat format = ShardFormat.forPath(path);
+        long expected = format == ShardFormat.TAR ? Files.size(path) : 2 * Files.size(path);
+        ExtractedShard.Writer sink = new ExtractedShard.Writer(keepBytes, expected);
+        List<String> warnings = new ArrayList<>();
+        List<RecordMeta> metas = ShardExtractor.extract(path, index, sink, duplicates, contentExtension, warnings::add);
+        long bytes = 0;
+        for (RecordMeta m : metas) {
+            bytes += m.size();
+        }
+        StringBuilder report = new StringBuilder().append(metas.size()).append(' ').append(bytes);
+        for (String w : warnings) {
+            report.append('\n').append(w.replace('\n', ' '));
+        }
+        return List.of(sink.finish(), MetaBlock.encode(metas), report.toString());
+    }
+
+    /** Up to {@code samples} records of a shard's metadata, evenly spaced in extraction order. */
+    static byte[] sample(byte[] block, int samples) {
+        List<RecordMeta> all = MetaBlock.decode(block);
+        if (all.size() <= samples) {
+            return block;
+        }
+        List<RecordMeta> out = new ArrayList<>(samples);
+        for (int i = 0; i < samples; i++) {
+            out.add(all.get((int) ((long) i * all.size() / samples)));
+        }
+        return MetaBlock.encode(out);
+    }
+
+    /**
+     * @param samples every sampled record
+     * @param partitions R
+     * @return R-1 splitters, in the algorithm's order
+     */
+    static List<RecordMeta> splitters(List<RecordMeta> samples, Algorithm algorithm, int partitions) {
+        List<RecordMeta> sorted = new ArrayList<>(samples);
+        sorted.sort(RecordOrdering.comparator(algorithm));
+        List<RecordMeta> out = new ArrayList<>(partitions - 1);
+        for (int i = 1; i < partitions && !sorted.isEmpty(); i++) {
+            out.add(sorted.get((int) ((long) i * sorted.size() / partitions)));
+        }
+        return out;
+    }
+
+    /** Map: cuts one block of metadata into R blocks, by splitter (or by hash for a shuffle). */
+    static List<byte[]> partition(byte[] block, int partitions, byte[] splitterBlock, Algorithm algorithm, long seed) {
+        List<List<RecordMeta>> parts = new ArrayList<>(partitions);
+        for (int p = 0; p < partitions; p++) {
+            parts.add(new ArrayList<>());
+        }
+        List<RecordMeta> splitters = MetaBlock.decode(splitterBlock);
+        Comparator<RecordMeta> order = algorithm.kind() == Algorithm.Kind.SHUFFLE ? null : RecordOrdering.comparator(algorithm);
+        for (RecordMeta m : MetaBlock.decode(block)) {
+            int p;
+            if (order == null) {
+                p = (int) Math.floorMod(mix(seed ^ mix(m.shard() * 0x9E3779B97F4A7C15L + m.offset())), (long) partitions);
+            } else {
+                int i = Collections.binarySearch(splitters, m, order);
+                p = i >= 0 ? i + 1 : -i - 1;
+            }
+            parts.get(p).add(m);
+        }
+        List<byte[]> out = new ArrayList<>(partitions);
+        for (List<RecordMeta> part : parts) {
+            out.add(MetaBlock.encode(part));
+        }
+        return out;
+    }
+
+    /** Reduce: orders one partition's records. */
+    static byte[] order(int partition, List<byte[]> blocks, Algorithm algorithm, long seed) {
+        List<RecordMeta> all = new ArrayList<>();
+        for (byte[] b : blocks) {
+            all.addAll(MetaBlock.decode(b));
+        }
+        Algorithm a = algorithm.kind() == Algorithm.Kind.SHUFFLE
+                ? new Algorithm(Algorithm.Kind.SHUFFLE, false, mix(seed + partition + 1) & Long.MAX_VALUE, null, null)
+                : algorithm;
+        return MetaBlock.encode(RecordOrdering.order(all, a, seed));
+    }
+
+    /** SplitMix64's finaliser: a bijective mix of 64 bits. */
+    static long mix(long z) {
+        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        return z ^ (z >>> 31);
+    }
+
+    /**
+     * Planning of one sorted partition: resumes packing where the previous partition stopped.
+     *
+     * @param sorted the partition's sorted metadata
+     * @param previous the previous partition's summary frame (its carried-out state is used)
+     */
+    static byte[] plan(byte[] sorted, byte[] previous, KeyMap keyMap, long target, boolean byCount,
+                       Reaction missingKey) {
+        long[] carryIn = PlanSummary.decode(previous).carryOut();
+        PackingCursor cursor = new PackingCursor(keyMap, target, byCount, carryIn);
+        Map<Long, long[]> sizes = new LinkedHashMap<>();
+        Map<Long, BitSet> shards = new LinkedHashMap<>();
+        List<String> warnings = new ArrayList<>();
+        for (RecordMeta m : MetaBlock.decode(sorted)) {
+            int t = cursor.place(m);
+            if (t == PackingCursor.DROPPED) {
+                String msg = "record '" + m.key() + "' (input shard #" + m.shard() + ") matches "
+                        + (cursor.lastProblem() == -1 ? "no" : "more than one") + " ekm_file entry";
+                switch (missingKey) {
+                    case ABORT -> throw new ReshardException(ReshardException.Kind.CONTENT_KEY, msg);
+                    case WARN -> warnings.add(msg + "; dropped");
+                    case IGNORE -> { }
+                }
+                continue;
+            }
+            long id = ((long) t << 40) | cursor.lastIndex();
+            long[] s = sizes.computeIfAbsent(id, k -> new long[2]);
+            s[0]++;
+            s[1] += m.size();
+            shards.computeIfAbsent(id, k -> new BitSet()).set(m.shard());
+        }
+        List<PlanSummary.Piece> pieces = new ArrayList<>(sizes.size());
+        for (Map.Entry<Long, long[]> e : sizes.entrySet()) {
+            long id = e.getKey();
+            pieces.add(new PlanSummary.Piece((int) (id >>> 40), id & ((1L << 40) - 1), e.getValue()[0], e.getValue()[1],
+                    shards.get(id).stream().toArray()));
+        }
+        return new PlanSummary(carryIn, cursor.carry(), pieces, warnings).encode();
+    }
+
+    /**
+     * Creation of one output shard, left pending under a temporary name.
+     *
+     * @param parts the sorted partitions the shard spans, in order
+     * @param extracted the extracted input shards its records come from, in the order of {@code shardIds}
+     * @param carries the packing state carried into each of {@code parts}
+     * @param shardIds the input shard indices of {@code extracted}, ascending
+     * @param which {template, index} of the shard
+     * @param target {final path, format extension}
+     * @return "temporary path\nfile bytes\nrecords\ncontent bytes"
+     */
+    static String create(List<byte[]> parts, List<MemorySegment> extracted, long[][] carries, int[] shardIds,
+                         long[] which, String[] target, KeyMap keyMap, long packTarget, boolean byCount,
+                         RecordTransform transform) throws IOException {
+        List<RecordMeta> records = new ArrayList<>();
+        for (int i = 0; i < parts.size(); i++) {
+            PackingCursor cursor = new PackingCursor(keyMap, packTarget, byCount, carries[i]);
+            for (RecordMeta m : MetaBlock.decode(parts.get(i))) {
+                int t = cursor.place(m);
+                if (t == which[0] && cursor.lastIndex() == which[1]) {
+                    records.add(m);
+                }
+            }
+        }
+        ShardFormat format = ShardFormat.forExtension(target[1]).orElseThrow(
+                () -> new IllegalStateException("no format for extension " + target[1]));
+        ShardCreator.Created c = ShardCreator.create(records, m -> {
+            int at = Arrays.binarySearch(shardIds, m.shard());
+            if (at < 0) {
+                throw new IllegalStateException("record '" + m.key() + "' of input shard #" + m.shard()
+                        + " was planned without its shard");
+            }
+            return ExtractedShard.load(extracted.get(at), m.key(), m.handle());
+        }, format, Path.of(target[0]), transform);
+        return c.pending().temporary() + "\n" + c.pending().size() + "\n" + c.records() + "\n" + c.contentBytes();
+    }
+}
