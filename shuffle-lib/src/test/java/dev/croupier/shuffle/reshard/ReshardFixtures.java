@@ -22,8 +22,14 @@ final class ReshardFixtures {
     private ReshardFixtures() {
     }
 
-    static Cluster cluster(int nodes, Path spill) {
-        return Cluster.builder().nodes(nodes).cpusPerNode(2).objectStoreBytes(16L << 20).spillDirectory(spill).start();
+    /**
+     * A small cluster whose store and spill files live under {@code work}: store names repeat
+     * across JVMs, so a shared /dev/shm folder would clash with another test run on the machine.
+     */
+    static Cluster cluster(int nodes, Path work) throws IOException {
+        return Cluster.builder().nodes(nodes).cpusPerNode(2).objectStoreBytes(16L << 20)
+                .memoryDirectory(Files.createDirectories(work.resolve("mem")))
+                .spillDirectory(Files.createDirectories(work.resolve("spill"))).start();
     }
 
     /** Records with keys unique in the job, 1-3 files each, a .cls file holding a small integer. */

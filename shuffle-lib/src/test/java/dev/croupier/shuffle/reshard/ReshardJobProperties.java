@@ -39,7 +39,7 @@ class ReshardJobProperties {
     @Property(tries = 15)
     void reshardPreservesRecordsPacksWithinOneRecordAndFollowsTheAlgorithm(@ForAll("jobs") Job job) throws IOException {
         Path dir = Files.createTempDirectory("reshard-job-prop");
-        try (Cluster cluster = ReshardFixtures.cluster(job.nodes(), Files.createDirectories(dir.resolve("spill")))) {
+        try (Cluster cluster = ReshardFixtures.cluster(job.nodes(), dir.resolve("work"))) {
             List<String> inputs = ReshardFixtures.writeInputs(dir, job.shards());
             ReshardJob reshard = ReshardJob.builder().inputPaths(inputs).outputFormat("out/o-{0000..9999}")
                     .outputExtension(job.extension()).outputShardSize(Long.toString(job.target()))
