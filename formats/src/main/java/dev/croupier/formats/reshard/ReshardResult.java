@@ -87,7 +87,8 @@ public record ReshardResult(boolean dryRun, List<OutputShard> outputs, Phase ext
     /**
      * Metrics of one phase.
      *
-     * @param shards shards read (extraction) or written (creation)
+     * @param shards shards read (extraction) or written (creation); for sorting, the metadata
+     *     sort's partitions in a distributed job (0 in a single process)
      * @param records records handled
      * @param bytes content bytes handled
      * @param elapsed wall time
