@@ -11,9 +11,10 @@ import java.util.SplittableRandom;
  * None creates an object per record: records stay in memory segments, and the sort works on
  * two primitive arrays (8-byte key prefixes and record indices).
  *
- * <p>Sorting is an LSD radix sort of the prefixes in four 16-bit passes (a pass whose digit is
- * the same for every record is skipped), then an insertion sort of each run of equal prefixes
- * by the remaining key bytes (runs are tiny for random keys), then one permuting copy.
+ * <p>Sorting packs each record into one long (the key's leading bits, then the record's
+ * ordinal), LSD-radix-sorts those words a byte per pass (a pass whose digit is the same for
+ * every record is skipped), orders each run of equal leading bits by the whole key (runs are
+ * tiny for random keys; long runs get a merge sort), then makes one permuting copy.
  * Partitioning is a counting pass (binary search over splitter prefixes) and one scatter pass
  * into R blocks. Every output block is taken from {@link TaskOutput}, so inside a task it is
  * the stored object itself and no kernel output is ever copied again. Stateless and thread-safe.
@@ -67,99 +68,171 @@ public final class RecordKernels {
 
     /**
      * All records of {@code blocks}, sorted by key, in one new block. The blocks are not
-     * concatenated first: each record is named by its block and offset, and the final permuting
-     * copy gathers straight from the blocks.
+     * concatenated first: each record is named by its ordinal across the blocks, and the final
+     * permuting copy gathers straight from the blocks.
      */
     public static MemorySegment sort(RecordLayout layout, List<MemorySegment> blocks) {
         int size = layout.recordBytes();
         int keyBytes = layout.keyBytes();
         MemorySegment[] in = blocks.toArray(MemorySegment[]::new);
-        if (in.length >= 1 << (64 - OFFSET_BITS)) {
-            throw new IllegalArgumentException(in.length + " blocks are more than one sort takes");
+        long[] starts = new long[in.length + 1];
+        for (int b = 0; b < in.length; b++) {
+            starts[b + 1] = starts[b] + layout.records(in[b].byteSize());
         }
-        long total = 0;
-        for (MemorySegment b : in) {
-            total += b.byteSize();
-        }
-        int n = Math.toIntExact(layout.records(total));
-        long[] prefix = new long[n];
-        long[] where = new long[n];
+        int n = Math.toIntExact(starts[in.length]);
+        // One long per record: the key's leading bits above, the record's ordinal below, so the
+        // radix passes move a single array and a sorted word names its record.
+        int ordinalBits = Math.max(1, 64 - Long.numberOfLeadingZeros(Math.max(1, n - 1)));
+        long ordinalMask = (1L << ordinalBits) - 1;
+        long[] sorted = new long[n];
         int i = 0;
         for (int b = 0; b < in.length; b++) {
-            long records = layout.records(in[b].byteSize());
-            for (long r = 0; r < records; r++, i++) {
-                long offset = r * size;
-                prefix[i] = KeyOrder.prefix(in[b], offset, keyBytes);
-                where[i] = ((long) b << OFFSET_BITS) | offset;
+            for (long offset = 0, end = in[b].byteSize(); offset < end; offset += size, i++) {
+                sorted[i] = (KeyOrder.prefix(in[b], offset, keyBytes) & ~ordinalMask) | i;
             }
         }
-        radixSort(prefix, where);
-        if (keyBytes > 8) {
-            sortTies(in, keyBytes, prefix, where);
+        radixSort(sorted, ordinalBits);
+        if (keyBytes * 8L > 64 - ordinalBits) {
+            sortTies(sorted, ordinalMask, (x, y) -> {
+                int bx = blockOf(starts, x);
+                int by = blockOf(starts, y);
+                return KeyOrder.compare(in[bx], (x - starts[bx]) * size, in[by], (y - starts[by]) * size, keyBytes);
+            });
         }
-        MemorySegment out = TaskOutput.allocate(total);
+        MemorySegment out = TaskOutput.allocate(starts[in.length] * size);
+        if (in.length == 1) {
+            for (i = 0; i < n; i++) {
+                MemorySegment.copy(in[0], (sorted[i] & ordinalMask) * size, out, (long) i * size, size);
+            }
+            return out;
+        }
+        // The gather visits records in random order: a table of each record's block beats a
+        // binary search over the block starts per record.
+        int[] blockOfRecord = new int[n];
+        for (int b = 0; b < in.length; b++) {
+            java.util.Arrays.fill(blockOfRecord, (int) starts[b], (int) starts[b + 1], b);
+        }
         for (i = 0; i < n; i++) {
-            long w = where[i];
-            MemorySegment.copy(in[(int) (w >>> OFFSET_BITS)], w & OFFSET_MASK, out, (long) i * size, size);
+            int ordinal = (int) (sorted[i] & ordinalMask);
+            int b = blockOfRecord[ordinal];
+            MemorySegment.copy(in[b], (ordinal - starts[b]) * size, out, (long) i * size, size);
         }
         return out;
     }
 
-    /** A record's place in {@link #sort}: block index in the high bits, byte offset in the low 40 (1 TiB). */
-    private static final int OFFSET_BITS = 40;
-    private static final long OFFSET_MASK = (1L << OFFSET_BITS) - 1;
-
-    /** Unsigned LSD radix sort of {@code keys}, carrying {@code values} along. */
-    static void radixSort(long[] keys, long[] values) {
-        int n = keys.length;
-        long[] k2 = new long[n];
-        long[] v2 = new long[n];
-        int[] count = new int[1 << 16];
-        for (int shift = 0; shift < 64; shift += 16) {
-            java.util.Arrays.fill(count, 0);
-            for (long k : keys) {
-                count[(int) ((k >>> shift) & 0xFFFF)]++;
+    /** The block holding record {@code ordinal}, given each block's first ordinal. */
+    private static int blockOf(long[] starts, long ordinal) {
+        int lo = 0;
+        int hi = starts.length - 2;
+        while (lo < hi) {
+            int mid = (lo + hi + 1) >>> 1;
+            if (starts[mid] <= ordinal) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
             }
-            if (n == 0 || count[(int) ((keys[0] >>> shift) & 0xFFFF)] == n) {
-                continue; // every key has this digit: the pass would not move anything
+        }
+        return lo;
+    }
+
+    /**
+     * Stable unsigned LSD radix sort of {@code words} by their bits above {@code fromBit}, one
+     * byte per pass; a pass whose digit is the same in every word is skipped.
+     */
+    static void radixSort(long[] words, int fromBit) {
+        int n = words.length;
+        long[] from = words;
+        long[] to = new long[n];
+        int[] count = new int[256];
+        for (int shift = fromBit; shift < 64; shift += 8) {
+            java.util.Arrays.fill(count, 0);
+            for (long w : from) {
+                count[(int) (w >>> shift) & 0xFF]++;
+            }
+            if (n == 0 || count[(int) (from[0] >>> shift) & 0xFF] == n) {
+                continue;
             }
             int sum = 0;
-            for (int d = 0; d < count.length; d++) {
+            for (int d = 0; d < 256; d++) {
                 int c = count[d];
                 count[d] = sum;
                 sum += c;
             }
-            for (int i = 0; i < n; i++) {
-                int d = (int) ((keys[i] >>> shift) & 0xFFFF);
-                int at = count[d]++;
-                k2[at] = keys[i];
-                v2[at] = values[i];
+            for (long w : from) {
+                to[count[(int) (w >>> shift) & 0xFF]++] = w;
             }
-            System.arraycopy(k2, 0, keys, 0, n);
-            System.arraycopy(v2, 0, values, 0, n);
+            long[] swap = from;
+            from = to;
+            to = swap;
+        }
+        if (from != words) {
+            System.arraycopy(from, 0, words, 0, n);
         }
     }
 
-    /** Orders each run of equal prefixes by the key bytes after the prefix (insertion sort: runs are short). */
-    private static void sortTies(MemorySegment[] in, int keyBytes, long[] prefix, long[] where) {
-        int n = prefix.length;
+    /** Compares two records by their ordinals. */
+    @FunctionalInterface
+    private interface OrdinalOrder {
+        int compare(long x, long y);
+    }
+
+    /**
+     * Orders each run of words with equal key bits by the whole keys: insertion sort for the
+     * short runs random keys give, a stable merge sort for long ones (many shared leading bytes).
+     */
+    private static void sortTies(long[] words, long ordinalMask, OrdinalOrder order) {
+        int n = words.length;
+        long[] scratch = null;
         int start = 0;
         while (start < n) {
+            long bits = words[start] & ~ordinalMask;
             int end = start + 1;
-            while (end < n && prefix[end] == prefix[start]) {
+            while (end < n && (words[end] & ~ordinalMask) == bits) {
                 end++;
             }
-            for (int i = start + 1; i < end; i++) {
-                long v = where[i];
-                int j = i - 1;
-                while (j >= start && KeyOrder.compareSuffix(in[(int) (where[j] >>> OFFSET_BITS)], where[j] & OFFSET_MASK,
-                        in[(int) (v >>> OFFSET_BITS)], v & OFFSET_MASK, keyBytes) > 0) {
-                    where[j + 1] = where[j];
-                    j--;
+            if (end - start > INSERTION_SORT_MAX) {
+                if (scratch == null) {
+                    scratch = new long[n];
                 }
-                where[j + 1] = v;
+                mergeSort(words, scratch, start, end, ordinalMask, order);
+            } else if (end - start > 1) {
+                insertionSort(words, start, end, ordinalMask, order);
             }
             start = end;
+        }
+    }
+
+    private static final int INSERTION_SORT_MAX = 24;
+
+    private static void insertionSort(long[] words, int from, int to, long ordinalMask, OrdinalOrder order) {
+        for (int i = from + 1; i < to; i++) {
+            long v = words[i];
+            int j = i - 1;
+            while (j >= from && order.compare(words[j] & ordinalMask, v & ordinalMask) > 0) {
+                words[j + 1] = words[j];
+                j--;
+            }
+            words[j + 1] = v;
+        }
+    }
+
+    private static void mergeSort(long[] words, long[] scratch, int from, int to, long ordinalMask, OrdinalOrder order) {
+        if (to - from <= INSERTION_SORT_MAX) {
+            insertionSort(words, from, to, ordinalMask, order);
+            return;
+        }
+        int mid = (from + to) >>> 1;
+        mergeSort(words, scratch, from, mid, ordinalMask, order);
+        mergeSort(words, scratch, mid, to, ordinalMask, order);
+        System.arraycopy(words, from, scratch, from, to - from);
+        int a = from;
+        int b = mid;
+        for (int k = from; k < to; k++) {
+            if (b >= to || (a < mid && order.compare(scratch[a] & ordinalMask, scratch[b] & ordinalMask) <= 0)) {
+                words[k] = scratch[a++];
+            } else {
+                words[k] = scratch[b++];
+            }
         }
     }
 

@@ -52,7 +52,7 @@ class RecordKernelProperties {
         return s;
     }
 
-    @Property
+    @Property(tries = 200)
     void sortOrdersByKeyAndKeepsEveryRecord(
             @ForAll @IntRange(min = 0, max = 2000) int n,
             @ForAll @IntRange(min = 1, max = 4) int blocks,
@@ -78,7 +78,7 @@ class RecordKernelProperties {
         assertEquals(multiset(all), multiset(actual));
     }
 
-    @Property
+    @Property(tries = 200)
     void partitionPutsEveryRecordInItsRange(
             @ForAll @IntRange(min = 0, max = 2000) int n,
             @ForAll @IntRange(min = 1, max = 16) int partitions,
