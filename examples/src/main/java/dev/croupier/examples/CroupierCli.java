@@ -41,6 +41,7 @@ public final class CroupierCli {
         COMMANDS.put("bench", new Entry("run JMH benchmarks; options go to JMH, e.g. 'bench TaskThroughput'",
                 args -> launcherOnly("bench")));
         COMMANDS.put("sample", new Entry("sample random rows of a file with direct I/O; prints samples/s, GiB/s, page-cache growth", new SampleCommand()));
+        COMMANDS.put("reshard", new Entry("reshard, sort or shuffle dataset shards as dSort does: reshard SPEC.json", new dev.croupier.examples.reshard.ReshardCommand()));
     }
 
     private CroupierCli() {}

@@ -9,13 +9,16 @@ import java.util.Set;
 
 /**
  * The options of one subcommand: {@code --name value}, {@code --name=value}, boolean
- * {@code --flag}s and positional arguments. Every lookup checks its value and throws a
+ * {@code --flag}s and positional arguments. A valued option given twice keeps its last value
+ * for {@link #string}, and all of them for {@link #strings}. Every lookup checks its value and throws a
  * {@link UsageException} naming the option and the value. Not thread-safe.
  */
 public final class Options {
 
     private final String command;
     private final Map<String, String> values = new HashMap<>();
+    /** Every value of each valued option, in order, for options that may repeat ({@code --set a=1 --set b=2}). */
+    private final Map<String, List<String>> all = new HashMap<>();
     private final List<String> positional = new ArrayList<>();
 
     private Options(String command) {
@@ -54,6 +57,7 @@ public final class Options {
                     value = args[++i];
                 }
                 o.values.put(name, value);
+                o.all.computeIfAbsent(name, k -> new ArrayList<>()).add(value);
             } else {
                 throw new UsageException("unknown option --" + name + " (see 'croupier " + command + " --help')");
             }
@@ -63,6 +67,11 @@ public final class Options {
 
     public List<String> positional() {
         return List.copyOf(positional);
+    }
+
+    /** Every value given to a repeatable option, in order; empty when it was not given. */
+    public List<String> strings(String name) {
+        return List.copyOf(all.getOrDefault(name, List.of()));
     }
 
     public boolean flag(String name) {

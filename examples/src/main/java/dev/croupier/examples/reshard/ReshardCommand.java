@@ -1,0 +1,227 @@
+package dev.croupier.examples.reshard;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Stream;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import dev.croupier.examples.CroupierCli;
+import dev.croupier.examples.Options;
+import dev.croupier.examples.UsageException;
+import dev.croupier.formats.reshard.BadSpecException;
+import dev.croupier.formats.reshard.LocalReshard;
+import dev.croupier.formats.reshard.RecordTransform;
+import dev.croupier.formats.reshard.ReshardException;
+import dev.croupier.formats.reshard.ReshardProgress;
+import dev.croupier.formats.reshard.ReshardResult;
+import dev.croupier.formats.reshard.ReshardSpec;
+import dev.croupier.futures.Cluster;
+import dev.croupier.shuffle.reshard.ReshardJob;
+
+/**
+ * {@code croupier reshard SPEC.json}: runs a dSort-style reshard job ({@link ReshardJob}) on an
+ * embedded cluster. Progress goes to stderr (a bar per phase on a terminal, one JSON object per
+ * line otherwise); the summary goes to stdout (a table, or one JSON object with {@code --json}).
+ * Exit codes: 0 done, 1 the job failed (nothing was written), 2 bad usage or a bad spec.
+ *
+ * <p>Thread-safety: one run at a time.
+ */
+public final class ReshardCommand implements CroupierCli.Command {
+    /** Default number of nodes of the embedded cluster. */
+    public static final int DEFAULT_NODES = 2;
+
+    private static final Set<String> FLAGS = Set.of("dry-run", "json", "help");
+    private static final Set<String> VALUED = Set.of("on-error", "nodes", "set", "transform", "store-memory", "spill-dir");
+    private static final String USAGE = """
+            usage: croupier reshard SPEC.json [options]
+              Reshards (and sorts or shuffles) dataset shards as AIStore dSort does; docs/reshard.md has the spec.
+              --dry-run              plan only: list the output shards and their sizes, write nothing
+              --on-error=abort|skip  a corrupt input shard fails the job (default) or is skipped and listed as a warning
+              --json                 print the summary as one JSON object
+              --nodes N              nodes of the embedded cluster (default 2)
+              --set FIELD=VALUE      override a spec field, repeatable: --set output_shard_size=1MiB --set algorithm.kind=shuffle
+              --transform CLASS      a RecordTransform (public no-arg constructor) applied to every record
+              --store-memory SIZE    object-store memory per node (default: max_mem_usage / N); beyond it records spill
+              --spill-dir DIR        where the stores spill (default: the system temp folder)
+            """;
+
+    @Override
+    public int run(String[] args) throws IOException {
+        Options o = Options.parse("reshard", args, FLAGS, VALUED);
+        if (o.flag("help")) {
+            System.out.print(USAGE);
+            return 0;
+        }
+        List<String> pos = o.positional();
+        if (pos.size() != 1) {
+            throw new UsageException("needs exactly one SPEC.json, got " + pos);
+        }
+        boolean json = o.flag("json");
+        LocalReshard.OnError onError = switch (o.string("on-error", "abort")) {
+            case "abort" -> LocalReshard.OnError.ABORT;
+            case "skip" -> LocalReshard.OnError.SKIP;
+            default -> throw new UsageException("--on-error = '" + o.string("on-error", "") + "' must be abort or skip");
+        };
+        int nodes = o.integer("nodes", DEFAULT_NODES, 1, 1024);
+        Map<String, String> overrides = new LinkedHashMap<>();
+        for (String s : o.strings("set")) {
+            int eq = s.indexOf('=');
+            if (eq <= 0) {
+                throw new UsageException("--set '" + s + "' must be FIELD=VALUE, e.g. output_shard_size=1MiB");
+            }
+            overrides.put(s.substring(0, eq), s.substring(eq + 1));
+        }
+        if (o.flag("dry-run")) {
+            overrides.put("dry_run", "true");
+        }
+        Path specFile = Path.of(pos.getFirst());
+        ReshardSpec spec;
+        try {
+            spec = ReshardSpec.parse(Files.readString(specFile), overrides);
+        } catch (NoSuchFileException e) {
+            throw new UsageException("spec file " + specFile + " does not exist");
+        } catch (BadSpecException e) {
+            return fail(json, "BAD_SPEC", "spec " + specFile + ": " + e.getMessage(), 2);
+        }
+        RecordTransform transform = o.string("transform", null) == null ? RecordTransform.IDENTITY
+                : transform(o.string("transform", null));
+        long storeMemory = o.size("store-memory", Math.max(16L << 20, spec.maxMemUsage().resolve(physicalMemory()) / nodes),
+                16L << 20, Long.MAX_VALUE);
+        Path spill = Path.of(o.string("spill-dir", System.getProperty("java.io.tmpdir")));
+
+        ReshardJob job = ReshardJob.builder().spec(spec).onError(onError).transform(transform)
+                .progress(progress(System.console() != null, System.err)).build();
+        Path memory = memoryFolder();
+        try (Cluster cluster = Cluster.builder().nodes(nodes).objectStoreBytes(storeMemory)
+                .memoryDirectory(memory).spillDirectory(spill).start()) {
+            ReshardResult result = job.run(cluster);
+            System.out.println(json ? result.toJson() : table(result));
+            return 0;
+        } catch (ReshardException e) {
+            return fail(json, e.kind().name(), e.getMessage(), 1);
+        } finally {
+            deleteTree(memory);
+        }
+    }
+
+    /**
+     * The stores' shared-memory files go to a folder of this run: store names repeat in every
+     * JVM, so two runs sharing the default folder would refuse each other.
+     */
+    private static Path memoryFolder() throws IOException {
+        Path shm = Path.of("/dev/shm");
+        return Files.isDirectory(shm) && Files.isWritable(shm)
+                ? Files.createTempDirectory(shm, "croupier-reshard-")
+                : Files.createTempDirectory("croupier-reshard-");
+    }
+
+    static RecordTransform transform(String className) {
+        try {
+            Class<?> c = Class.forName(className);
+            if (!RecordTransform.class.isAssignableFrom(c)) {
+                throw new UsageException("--transform " + className + " does not implement " + RecordTransform.class.getName());
+            }
+            return (RecordTransform) c.getConstructor().newInstance();
+        } catch (ClassNotFoundException e) {
+            throw new UsageException("--transform " + className + ": no such class on the class path");
+        } catch (NoSuchMethodException e) {
+            throw new UsageException("--transform " + className + " needs a public no-arg constructor");
+        } catch (ReflectiveOperationException e) {
+            throw new UsageException("--transform " + className + " could not be created: " + e);
+        }
+    }
+
+    /** A bar per phase on a terminal; one JSON object per line otherwise (for logs and other programs). */
+    static ReshardProgress progress(boolean terminal, PrintStream out) {
+        return new ReshardProgress() {
+            private long last;
+
+            @Override
+            public synchronized void update(String phase, long done, long total) {
+                if (terminal) {
+                    long now = System.nanoTime();
+                    if (done < total && now - last < 100_000_000L) {
+                        return;
+                    }
+                    last = now;
+                    int width = 40;
+                    int filled = (int) (done * width / Math.max(1, total));
+                    out.printf(Locale.ROOT, "\r%-10s [%s%s] %d/%d", phase, "#".repeat(filled), " ".repeat(width - filled),
+                            done, total);
+                    if (done == total) {
+                        out.println();
+                    }
+                } else {
+                    out.printf(Locale.ROOT, "{\"phase\":\"%s\",\"done\":%d,\"total\":%d}%n", phase, done, total);
+                }
+                out.flush();
+            }
+        };
+    }
+
+    static String table(ReshardResult r) {
+        StringBuilder b = new StringBuilder();
+        b.append(String.format(Locale.ROOT, "%-11s %8s %10s %12s %10s %12s %12s%n",
+                "phase", "shards", "records", "bytes", "ms", "memory", "spilled"));
+        List<String> names = List.of("extraction", "sorting", "creation");
+        List<ReshardResult.Phase> phases = List.of(r.extraction(), r.sorting(), r.creation());
+        for (int i = 0; i < names.size(); i++) {
+            ReshardResult.Phase p = phases.get(i);
+            b.append(String.format(Locale.ROOT, "%-11s %8d %10d %12d %10d %12d %12d%n", names.get(i), p.shards(),
+                    p.records(), p.bytes(), p.elapsed().toMillis(), p.memoryBytes(), p.spilledBytes()));
+        }
+        b.append(r.dryRun() ? "planned" : "wrote").append(' ').append(r.outputs().size()).append(" output shards");
+        if (r.shuffleSeed() >= 0) {
+            b.append(" (shuffle seed ").append(r.shuffleSeed()).append(')');
+        }
+        b.append('\n');
+        for (ReshardResult.OutputShard s : r.outputs()) {
+            b.append(String.format(Locale.ROOT, "  %s  %d records, %d content bytes%s%n", s.path(), s.records(),
+                    s.contentBytes(), s.fileBytes() >= 0 ? ", " + s.fileBytes() + " file bytes" : ""));
+        }
+        for (String w : r.warnings()) {
+            b.append("warning: ").append(w).append('\n');
+        }
+        return b.toString().stripTrailing();
+    }
+
+    private static int fail(boolean json, String kind, String message, int code) throws IOException {
+        if (json) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("failed", true);
+            m.put("kind", kind);
+            m.put("errors", List.of(message));
+            System.out.println(new ObjectMapper().writeValueAsString(m));
+        } else {
+            System.err.println("croupier reshard: " + kind + ": " + message);
+        }
+        return code;
+    }
+
+    private static long physicalMemory() {
+        if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+            return os.getTotalMemorySize();
+        }
+        return Runtime.getRuntime().maxMemory();
+    }
+
+    private static void deleteTree(Path dir) {
+        try (Stream<Path> s = Files.walk(dir)) {
+            for (Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException ignored) {
+            // Best effort: the stores delete their own files on close; an empty folder may remain.
+        }
+    }
+}
