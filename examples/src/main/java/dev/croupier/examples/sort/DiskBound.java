@@ -60,15 +60,12 @@ public record DiskBound(double writeBytesPerSecond, double readBytesPerSecond) {
     }
 
     /**
-     * Seconds an out-of-core sort of {@code bytes} needs at least: read the input and write the
-     * output once each, and spill (write) and restore (read) the intermediate data once.
+     * Seconds a sort of {@code bytes} needs at least for the I/O it did: read the input and write
+     * the output once, write what it spilled and read what it restored. For a fully out-of-core
+     * sort (everything spilled and restored once) that is the paper's bound: read twice and
+     * write twice.
      */
-    public double outOfCoreSortSeconds(long bytes) {
-        return 2 * bytes / writeBytesPerSecond + 2 * bytes / readBytesPerSecond;
-    }
-
-    /** Seconds an in-memory sort of {@code bytes} needs at least: read the input, write the output. */
-    public double inMemorySortSeconds(long bytes) {
-        return bytes / writeBytesPerSecond + bytes / readBytesPerSecond;
+    public double sortSeconds(long bytes, long spilledBytes, long restoredBytes) {
+        return (bytes + spilledBytes) / writeBytesPerSecond + (bytes + restoredBytes) / readBytesPerSecond;
     }
 }

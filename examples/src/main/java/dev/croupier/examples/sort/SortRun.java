@@ -3,8 +3,13 @@ package dev.croupier.examples.sort;
 import dev.croupier.futures.Cluster;
 import dev.croupier.futures.ClusterStats;
 import dev.croupier.futures.ObjectRef;
+import dev.croupier.futures.TaskOutput;
 import dev.croupier.shuffle.PhaseStats;
 import dev.croupier.shuffle.ShuffleResult;
+import dev.croupier.shuffle.records.Checksum;
+import dev.croupier.shuffle.records.RecordKernels;
+import dev.croupier.shuffle.records.RecordLayout;
+import dev.croupier.shuffle.records.SortBenchmarkRecords;
 import dev.croupier.shuffle.records.SortJob;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -16,6 +21,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -72,6 +78,130 @@ final class SortRun {
                         result.outputs().size(), spilled, restored);
             }
         }
+    }
+
+    /** What an in-memory run found when it checked its output. */
+    record Checked(Outcome outcome, boolean valid, Checksum input, Checksum output, double generateSeconds,
+                   double validateSeconds) {}
+
+    /**
+     * Generates {@code records} records into the cluster's stores (one task per map input), sorts
+     * them there and checks the sorted partitions there: order inside every partition and across
+     * neighbours, record count and checksum. No file is read or written, so the time is the
+     * shuffle's own.
+     */
+    Checked sortInMemory(long records, long seed) {
+        long bytes = records * RECORD;
+        int mappers = settings.mappers() > 0 ? settings.mappers()
+                : (int) Math.max(1, (bytes + SortJob.DEFAULT_BYTES_PER_MAPPER - 1) / SortJob.DEFAULT_BYTES_PER_MAPPER);
+        Map<String, Double> phases = new LinkedHashMap<>();
+        try (Cluster cluster = settings.startCluster()) {
+            long t0 = System.nanoTime();
+            List<ObjectRef<MemorySegment>> inputs = new ArrayList<>(mappers);
+            List<ObjectRef<byte[]>> inputSums = new ArrayList<>(mappers);
+            for (int m = 0; m < mappers; m++) {
+                long first = records * m / mappers;
+                long count = records * (m + 1) / mappers - first;
+                ObjectRef<MemorySegment> input = cluster.task(() -> {
+                    MemorySegment block = TaskOutput.allocate(count * RECORD);
+                    SortBenchmarkRecords.generate(seed, first, block);
+                    return block;
+                }).name("generate").remote();
+                inputs.add(input);
+                inputSums.add(cluster.task(SortRun::summarize, input).name("checksum-input").remote());
+            }
+            Checksum input = Checksum.ZERO;
+            for (ObjectRef<byte[]> sum : inputSums) {
+                input = input.plus(Summary.of(sum.get()).checksum());
+                sum.release();
+            }
+            double generate = (System.nanoTime() - t0) / 1e9;
+            line(String.format(Locale.ROOT, "%-14s %6.2f s  %d records in %d blocks", "generate", generate, records, mappers));
+
+            long start = System.nanoTime();
+            SortJob.Builder job = SortJob.builder().inputs(inputs).strategy(settings.strategy());
+            if (settings.partitions() > 0) {
+                job.partitions(settings.partitions());
+            }
+            phase("sample+submit", start);
+            try (ShuffleResult<MemorySegment> result = job.build().run(cluster)) {
+                inputs.forEach(ObjectRef::release); // the map tasks hold them as long as they need them
+                phases.put("sample+submit", (System.nanoTime() - start) / 1e9);
+                List<ObjectRef<MemorySegment>> refs = result.refs();
+                for (int r = 0; r < refs.size(); r++) {
+                    refs.get(r).whenDone().join();
+                    bar("reduce", r + 1, refs.size());
+                }
+                long end = System.nanoTime();
+                for (PhaseStats p : result.stats()) {
+                    phases.put(p.name(), p.seconds());
+                    line(String.format(Locale.ROOT, "%-14s %6.2f s  %5d tasks  %s", p.name(), p.seconds(), p.tasks(),
+                            mib(p.bytesOut())));
+                }
+                ClusterStats stats = cluster.stats();
+                long spilled = stats.nodes().stream().mapToLong(ClusterStats.NodeStats::bytesSpilled).sum();
+                long restored = stats.nodes().stream().mapToLong(ClusterStats.NodeStats::bytesRestored).sum();
+                Outcome outcome = new Outcome(records * RECORD, (end - start) / 1e9, phases,
+                        result.strategy().name().toLowerCase(Locale.ROOT), refs.size(), spilled, restored);
+
+                long v0 = System.nanoTime();
+                List<ObjectRef<byte[]>> outputSums = new ArrayList<>(refs.size());
+                for (ObjectRef<MemorySegment> part : refs) {
+                    outputSums.add(cluster.task(SortRun::summarize, part).name("validate").remote());
+                }
+                result.release();
+                Checksum output = Checksum.ZERO;
+                long seen = 0;
+                boolean ordered = true;
+                byte[] lastKey = null;
+                for (ObjectRef<byte[]> ref : outputSums) {
+                    Summary summary = Summary.of(ref.get());
+                    ref.release();
+                    output = output.plus(summary.checksum());
+                    seen += summary.records();
+                    ordered &= summary.sorted();
+                    if (summary.records() > 0) {
+                        ordered &= lastKey == null || Arrays.compareUnsigned(lastKey, summary.firstKey()) <= 0;
+                        lastKey = summary.lastKey();
+                    }
+                }
+                double validate = (System.nanoTime() - v0) / 1e9;
+                return new Checked(outcome, ordered && seen == records && output.equals(input), input, output, generate,
+                        validate);
+            }
+        }
+    }
+
+    private static final int RECORD = 100;
+
+    /** A checked block: checksum, record count, sortedness and its first and last keys. */
+    private record Summary(Checksum checksum, long records, boolean sorted, byte[] firstKey, byte[] lastKey) {
+        private static final int KEY = SortBenchmarkRecords.LAYOUT.keyBytes();
+        private static final int BYTES = 8 + 8 + 8 + 1 + 2 * KEY;
+
+        static Summary of(byte[] bytes) {
+            ByteBuffer b = ByteBuffer.wrap(bytes);
+            Checksum checksum = new Checksum(b.getLong(), b.getLong());
+            long records = b.getLong();
+            boolean sorted = b.get() == 1;
+            byte[] first = new byte[KEY];
+            byte[] last = new byte[KEY];
+            b.get(first).get(last);
+            return new Summary(checksum, records, sorted, first, last);
+        }
+    }
+
+    /** Runs as a task on the node holding {@code block}; only the summary's few bytes travel. */
+    private static byte[] summarize(MemorySegment block) {
+        RecordLayout layout = SortBenchmarkRecords.LAYOUT;
+        Checksum checksum = SortBenchmarkRecords.checksum(block);
+        long n = layout.records(block.byteSize());
+        ByteBuffer b = ByteBuffer.allocate(Summary.BYTES);
+        b.putLong(checksum.high()).putLong(checksum.low()).putLong(n).put((byte) (RecordKernels.isSorted(layout, block) ? 1 : 0));
+        if (n > 0) {
+            b.put(RecordKernels.key(layout, block, 0)).put(RecordKernels.key(layout, block, n - 1));
+        }
+        return b.array();
     }
 
     /** Streams the partitions in order into one file, releasing each as soon as it is written. */
