@@ -152,7 +152,9 @@ public final class ReshardSpec {
         }
         JsonNode parsed;
         try {
-            parsed = JSON.readTree(value);
+            // Trailing tokens make it text: "3 parsecs" is a string for the field to refuse, not the number 3.
+            parsed = JSON.reader().with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+                    .readTree(value);
         } catch (JsonProcessingException e) {
             parsed = null;
         }

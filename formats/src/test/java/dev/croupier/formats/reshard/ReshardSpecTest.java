@@ -72,6 +72,14 @@ class ReshardSpecTest {
         assertEquals(4, s.extractConcurrencyMaxLimit());
     }
 
+    @Test
+    void overrideWithTrailingTextIsTextAndRefusedNotReadAsItsLeadingNumber() {
+        BadSpecException e = assertThrows(BadSpecException.class, () -> ReshardSpec.parse(
+                "{\"input_format\": \"a.tar\", \"output_format\": \"o-{0..9}\"}",
+                Map.of("output_shard_size", "3 parsecs")));
+        assertTrue(e.getMessage().contains("output_shard_size") && e.getMessage().contains("3 parsecs"), e.getMessage());
+    }
+
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', value = {
         "unknown field         | {\"input_format\":\"a.tar\",\"output_format\":\"o-{0..1}\",\"bogus\":1}                          | bogus | 1",
