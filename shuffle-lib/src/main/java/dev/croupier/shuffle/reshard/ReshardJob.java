@@ -51,8 +51,9 @@ import dev.croupier.shuffle.Strategy;
  *       renamed to their final names. A failed job leaves no output shard and no temporary file.</li>
  * </ol>
  * The algorithms are {@link RecordOrdering}'s: for every kind but {@code shuffle} the output is
- * exactly what {@link LocalReshard} writes; a seeded shuffle gives the same output on every run
- * (a different permutation from the single-process one, see {@code docs/reshard.md}).
+ * exactly what {@link LocalReshard} writes; a seeded shuffle gives the same output on every run,
+ * whatever the number of nodes or sort partitions (a different permutation from the
+ * single-process one, see {@code docs/reshard.md}).
  *
  * <p>The cluster's object-store capacity is the memory bound of extraction: {@code max_mem_usage}
  * is for whoever builds the cluster (the CLI sizes the stores with it).
@@ -289,7 +290,7 @@ public final class ReshardJob {
                 .inputs(ex.metas)
                 .mapper((byte[] block, int r) -> ReshardTasks.partition(block, r, cuts, algorithm, seed))
                 .merger((int p, List<byte[]> blocks) -> MetaBlock.concat(blocks))
-                .reducer((int p, List<byte[]> blocks) -> ReshardTasks.order(p, blocks, algorithm, seed))
+                .reducer((int p, List<byte[]> blocks) -> ReshardTasks.order(blocks, algorithm, seed))
                 .partitions(partitions)
                 .strategy(Strategy.SIMPLE)
                 .build()

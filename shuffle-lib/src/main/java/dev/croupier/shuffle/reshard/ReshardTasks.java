@@ -33,9 +33,11 @@ import dev.croupier.formats.reshard.ShardExtractor;
  * splitters in {@link RecordOrdering#comparator} order, mappers cut each shard's metadata by
  * splitter, reducers order their range with {@link RecordOrdering#order}, so the concatenated
  * partitions are exactly the order a single process would produce. A seeded shuffle has no key
- * to range-partition on: records go to a partition by a hash of (seed, shard, offset) and each
- * partition is Fisher-Yates shuffled with a seed derived from the job's, which is a uniformly
- * random permutation that the same seed reproduces (but not the single-process permutation).
+ * to range-partition on, so it sorts by one: a keyed hash of (seed, input shard, offset),
+ * uniform over 64 bits, so fixed splitters cut it evenly without sampling. That is a uniformly
+ * random permutation (ties, at 2^-64 per pair, fall back to extraction order) which depends
+ * only on the seed and the input, not on the number of nodes or partitions; it is not the
+ * Fisher-Yates permutation {@link RecordOrdering} gives in a single process.
  *
  * <p>Thread-safety: stateless.
  */
@@ -106,7 +108,8 @@ final class ReshardTasks {
         for (RecordMeta m : MetaBlock.decode(block)) {
             int p;
             if (order == null) {
-                p = (int) Math.floorMod(mix(seed ^ mix(m.shard() * 0x9E3779B97F4A7C15L + m.offset())), (long) partitions);
+                // The top 31 bits of the key, scaled: partition ranges follow the key's unsigned order.
+                p = (int) (((shuffleKey(seed, m) >>> 33) * partitions) >>> 31);
             } else {
                 int i = Collections.binarySearch(splitters, m, order);
                 p = i >= 0 ? i + 1 : -i - 1;
@@ -121,15 +124,22 @@ final class ReshardTasks {
     }
 
     /** Reduce: orders one partition's records. */
-    static byte[] order(int partition, List<byte[]> blocks, Algorithm algorithm, long seed) {
+    static byte[] order(List<byte[]> blocks, Algorithm algorithm, long seed) {
         List<RecordMeta> all = new ArrayList<>();
         for (byte[] b : blocks) {
             all.addAll(MetaBlock.decode(b));
         }
-        Algorithm a = algorithm.kind() == Algorithm.Kind.SHUFFLE
-                ? new Algorithm(Algorithm.Kind.SHUFFLE, false, mix(seed + partition + 1) & Long.MAX_VALUE, null, null)
-                : algorithm;
-        return MetaBlock.encode(RecordOrdering.order(all, a, seed));
+        if (algorithm.kind() == Algorithm.Kind.SHUFFLE) {
+            all.sort(Comparator.<RecordMeta>comparingLong(m -> shuffleKey(seed, m) ^ Long.MIN_VALUE)
+                    .thenComparing(RecordOrdering.EXTRACTION_ORDER));
+            return MetaBlock.encode(all);
+        }
+        return MetaBlock.encode(RecordOrdering.order(all, algorithm, seed));
+    }
+
+    /** The shuffle's sort key: a keyed hash of the record's identity (input shard, offset). */
+    static long shuffleKey(long seed, RecordMeta m) {
+        return mix(mix(seed) ^ mix(((long) m.shard() << 40) ^ m.offset() ^ 0x9E3779B97F4A7C15L));
     }
 
     /** SplitMix64's finaliser: a bijective mix of 64 bits. */
