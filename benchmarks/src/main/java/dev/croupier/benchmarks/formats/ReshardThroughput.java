@@ -19,6 +19,8 @@ import dev.croupier.formats.reshard.Algorithm;
 import dev.croupier.formats.reshard.LocalReshard;
 import dev.croupier.formats.reshard.ReshardResult;
 import dev.croupier.formats.reshard.ReshardSpec;
+import dev.croupier.futures.Cluster;
+import dev.croupier.shuffle.reshard.ReshardJob;
 
 /**
  * Benchmark program for issue 6: resharding throughput of small-file tar shards (records of
@@ -29,8 +31,10 @@ import dev.croupier.formats.reshard.ReshardSpec;
  *
  * <p>Usage: {@code java -Xmx4g <flags> -cp benchmarks/target/benchmarks.jar
  * dev.croupier.benchmarks.formats.ReshardThroughput [totalMiB=1024] [inputShardMiB=16]
- * [outputShardMiB=64] [reps=3] [workDir=java.io.tmpdir]}. Prints one line per measurement and
- * the median ratio.
+ * [outputShardMiB=64] [reps=3] [workDir=java.io.tmpdir] [nodes=0]}. With {@code nodes} 0 the job
+ * is {@link LocalReshard}; with N &gt; 0 it is the distributed {@link ReshardJob} on an embedded
+ * cluster of N nodes with 1 GiB of store memory each (started before the clock starts). Prints
+ * one line per measurement and the median ratio.
  */
 public final class ReshardThroughput {
     private ReshardThroughput() {
@@ -42,6 +46,7 @@ public final class ReshardThroughput {
         long outMiB = args.length > 2 ? Long.parseLong(args[2]) : 64;
         int reps = args.length > 3 ? Integer.parseInt(args[3]) : 3;
         Path parent = Path.of(args.length > 4 ? args[4] : System.getProperty("java.io.tmpdir"));
+        int nodes = args.length > 5 ? Integer.parseInt(args[5]) : 0;
         Path dir = Files.createTempDirectory(parent, "croupier-reshard-bench-");
         try {
             List<String> inputs = writeInputs(dir, totalMiB, inMiB);
@@ -54,7 +59,7 @@ public final class ReshardThroughput {
             double[] job = new double[reps];
             for (int r = 0; r < reps; r++) {
                 bound[r] = sequentialCopy(dir, inputs, bytes);
-                job[r] = reshard(dir, inputs, outMiB, r);
+                job[r] = reshard(dir, inputs, outMiB, r, nodes);
                 System.out.printf("rep %d: sequential read+write %.0f MB/s, reshard (shuffle) %.0f MB/s, ratio %.2f%n",
                         r, bound[r], job[r], job[r] / bound[r]);
             }
@@ -119,13 +124,37 @@ public final class ReshardThroughput {
         return mbs;
     }
 
-    private static double reshard(Path dir, List<String> inputs, long outMiB, int rep) throws IOException {
+    private static double reshard(Path dir, List<String> inputs, long outMiB, int rep, int nodes) throws IOException {
         ReshardSpec spec = ReshardSpec.builder().inputPaths(inputs).outputFormat("out" + rep + "/shard-{00000..99999}.tar")
                 .outputShardSize(outMiB + "MiB").algorithm(new Algorithm(Algorithm.Kind.SHUFFLE, false, 42L, null, null))
                 .build();
-        long t0 = System.nanoTime();
-        ReshardResult r = LocalReshard.builder(spec).baseDir(dir).workDir(dir).build().run();
-        long ns = System.nanoTime() - t0;
+        ReshardResult r;
+        long ns;
+        if (nodes == 0) {
+            long t0 = System.nanoTime();
+            r = LocalReshard.builder(spec).baseDir(dir).workDir(dir).build().run();
+            ns = System.nanoTime() - t0;
+        } else {
+            // Store files in a folder of this run: store names repeat in every JVM on the machine.
+            Path shm = Path.of("/dev/shm");
+            Path memory = Files.createTempDirectory(Files.isDirectory(shm) ? shm : dir, "croupier-bench-");
+            try (Cluster cluster = Cluster.builder().nodes(nodes).objectStoreBytes(1L << 30).memoryDirectory(memory)
+                    .spillDirectory(dir).start()) {
+                ReshardJob job = ReshardJob.builder().spec(spec).baseDir(dir).build();
+                long t0 = System.nanoTime();
+                r = job.run(cluster);
+                ns = System.nanoTime() - t0;
+                System.out.printf("  cluster: %d MiB fetched between nodes, %d MiB spilled%n",
+                        cluster.stats().nodes().stream().mapToLong(n -> n.bytesFetched()).sum() >> 20,
+                        cluster.stats().nodes().stream().mapToLong(n -> n.bytesSpilled()).sum() >> 20);
+            } finally {
+                try (Stream<Path> s = Files.walk(memory)) {
+                    for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+                        Files.deleteIfExists(p);
+                    }
+                }
+            }
+        }
         long in = r.extraction().bytes();
         System.out.printf("  reshard: %d -> %d shards, %d records, extraction %d ms (memory %d MiB, spilled %d MiB),"
                         + " sort %d ms, creation %d ms%n", r.extraction().shards(), r.outputs().size(),
