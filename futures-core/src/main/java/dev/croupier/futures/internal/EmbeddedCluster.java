@@ -116,19 +116,23 @@ public final class EmbeddedCluster implements Cluster {
     private Node newNode(int id) {
         String name = "node-" + id + "." + incarnations.incrementAndGet();
         Path spill = spillRoot.resolve(name);
+        // Store names must be unique on the machine (their memory folders share /dev/shm), also
+        // across clusters and JVMs: the cluster's random tag makes them so.
+        String storeName = Long.toUnsignedString(clusterTag, 36) + "-" + name;
         try {
             Files.createDirectories(spill);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create the spill folder " + spill, e);
         }
         ObjectStore.Builder store = ObjectStore.builder()
-                .name(name)
+                .name(storeName)
                 .capacityBytes(config.objectStoreBytes())
                 .spillDirectory(spill);
         if (config.memoryDirectory() != null) {
             store.memoryDirectory(config.memoryDirectory());
         }
-        return new Node(id, config.cpusPerNode(), new NodeStore(store.build(), config.smallObjectBytes()), runner::run);
+        return new Node(id, config.cpusPerNode(), new NodeStore(store.build(), config.smallObjectBytes()), runner::run,
+                attempt -> prefetchArguments(attempt.spec, attempt.node));
     }
 
     Executor callbacks() {
@@ -299,7 +303,6 @@ public final class EmbeddedCluster implements Cluster {
                 spec.current = attempt;
             }
             if (transport.dispatch(attempt)) {
-                prefetchArguments(spec, node);
                 return;
             }
             synchronized (spec) {
@@ -313,8 +316,9 @@ public final class EmbeddedCluster implements Cluster {
     }
 
     /**
-     * Asks the node's store to restore the task's spilled arguments while the task waits in the
-     * queue, so disk reads overlap other tasks' execution. Small values never spill.
+     * Asks the node's store to restore the task's spilled arguments while the task waits near
+     * the head of its node's queue, so disk reads overlap other tasks' execution. Small values
+     * never spill.
      */
     private void prefetchArguments(TaskSpec spec, Node node) {
         if (spec.deps.length == 0) {

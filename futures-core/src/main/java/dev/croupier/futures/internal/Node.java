@@ -19,8 +19,11 @@ import java.util.function.Consumer;
  * an old incarnation (say, as an object's location) is simply dead.
  *
  * <p>Design: a FIFO queue and a count of free CPU slots under the node's monitor; a task
- * starts when the slots it asks for are free, on one of {@code cpus} platform threads.
- * Thread-safe.
+ * starts when the slots it asks for are free, on one of {@code cpus} platform threads. The
+ * first {@code cpus} queued tasks have their spilled arguments prefetched: they are the next to
+ * run, so their restores overlap the running tasks. Prefetching for the whole queue would
+ * restore more than memory holds and evict what is about to be used (a reduce phase queues
+ * every reducer at once). Thread-safe.
  */
 final class Node {
 
@@ -29,6 +32,7 @@ final class Node {
     private final NodeStore store;
     private final ExecutorService workers;
     private final Consumer<TaskSpec.Attempt> runner;
+    private final Consumer<TaskSpec.Attempt> prefetcher;
     private final ArrayDeque<TaskSpec.Attempt> queue = new ArrayDeque<>();
     private final Set<TaskSpec.Attempt> running = new LinkedHashSet<>();
     private int freeCpus;
@@ -36,12 +40,13 @@ final class Node {
     private final LongAdder tasksRun = new LongAdder();
     private final LongAdder bytesFetched = new LongAdder();
 
-    Node(int id, int cpus, NodeStore store, Consumer<TaskSpec.Attempt> runner) {
+    Node(int id, int cpus, NodeStore store, Consumer<TaskSpec.Attempt> runner, Consumer<TaskSpec.Attempt> prefetcher) {
         this.id = id;
         this.cpus = cpus;
         this.freeCpus = cpus;
         this.store = store;
         this.runner = runner;
+        this.prefetcher = prefetcher;
         AtomicInteger n = new AtomicInteger();
         ThreadFactory threads = r -> {
             Thread t = new Thread(r, "croupier-node-" + id + "-worker-" + n.incrementAndGet());
@@ -89,6 +94,7 @@ final class Node {
 
     private void pump() {
         List<TaskSpec.Attempt> start = null;
+        List<TaskSpec.Attempt> next = null;
         synchronized (this) {
             while (alive && !queue.isEmpty() && queue.peek().spec.cpus <= freeCpus) {
                 TaskSpec.Attempt a = queue.poll();
@@ -99,6 +105,22 @@ final class Node {
                 }
                 start.add(a);
             }
+            int ahead = 0;
+            for (TaskSpec.Attempt a : queue) {
+                if (ahead++ == cpus) {
+                    break;
+                }
+                if (!a.prefetched) {
+                    a.prefetched = true;
+                    if (next == null) {
+                        next = new ArrayList<>(cpus);
+                    }
+                    next.add(a);
+                }
+            }
+        }
+        if (next != null) {
+            next.forEach(prefetcher);
         }
         if (start != null) {
             for (TaskSpec.Attempt a : start) {

@@ -78,6 +78,8 @@ final class TaskSpec {
         final long readyNanos;
         /** Thread running it; set and cleared under the spec's monitor, so cancel interrupts only this run. */
         Thread runner;
+        /** Whether its node has asked the store to restore its spilled arguments; under the node's monitor. */
+        boolean prefetched;
 
         Attempt(TaskSpec spec, Node node, long readyNanos) {
             this.spec = spec;
