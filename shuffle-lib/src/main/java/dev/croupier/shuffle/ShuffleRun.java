@@ -82,8 +82,25 @@ final class ShuffleRun<I, B, O> {
         return total;
     }
 
+    /**
+     * Maps per round: the builder's, else two per live node, fewer when the input size is known
+     * and a round's map outputs would fill more than an eighth of the stores' memory. A round
+     * in flight holds its map outputs, the previous round's merge inputs and outputs, and the
+     * merged blocks waiting for the reducers take the rest; rounds that fit keep map outputs
+     * from ever being spilled (push*'s point). At least one map per node, so every node works.
+     */
     int mapsPerRound() {
-        return plan.mapsPerRound() > 0 ? plan.mapsPerRound() : 2 * nodes.size();
+        if (plan.mapsPerRound() > 0) {
+            return plan.mapsPerRound();
+        }
+        int perRound = 2 * nodes.size();
+        long bytes = inputBytes();
+        if (bytes > 0) {
+            long perMap = Math.max(1, bytes / plan.mappers());
+            long memory = cluster.objectStoreBytes() * nodes.size();
+            perRound = (int) Math.max(nodes.size(), Math.min(perRound, memory / 8 / perMap));
+        }
+        return perRound;
     }
 
     /** The node map task {@code i} prefers: mappers are spread round-robin over live nodes. */

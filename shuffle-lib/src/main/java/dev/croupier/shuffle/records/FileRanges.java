@@ -2,9 +2,9 @@ package dev.croupier.shuffle.records;
 
 import dev.croupier.futures.CroupierException;
 import dev.croupier.futures.ErrorCode;
-import dev.croupier.futures.TaskOutput;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -12,8 +12,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
 /**
- * A record file cut into M whole-record ranges, one per map task, each read with one
- * positional read. Holds the path as a string so tasks can carry it. Immutable.
+ * A record file cut into M whole-record ranges, one per map task, each mapped into memory. Holds the path as a string so tasks can carry it. Immutable.
  */
 record FileRanges(String path, long bytes, int recordBytes, int ranges) implements java.io.Serializable {
 
@@ -42,30 +41,22 @@ record FileRanges(String path, long bytes, int recordBytes, int ranges) implemen
     }
 
     /**
-     * Range {@code range} of the file, read into task memory ({@link TaskOutput}): inside a map
-     * task that is store memory the task frees when it ends, so no heap buffer is zeroed and
-     * collected per map.
+     * Range {@code range} of the file, mapped read-only: the mapper reads it straight from the
+     * page cache, so a map input costs no copy and no store memory (out of core, the store's
+     * memory is what the shuffle needs for its blocks). The mapping is released with its
+     * automatic arena once the task has dropped it; the file's pages belong to the kernel.
      */
     MemorySegment read(int range) throws IOException {
         long length = length(range);
-        if (length > Integer.MAX_VALUE - 8) {
-            throw new CroupierException(ErrorCode.BAD_INPUT, "a map input of " + length + " bytes of " + path
-                    + " is over 2 GiB; use more mappers");
-        }
-        MemorySegment buffer = TaskOutput.allocate(length);
-        ByteBuffer bb = buffer.asByteBuffer();
         try (FileChannel in = FileChannel.open(Path.of(path), StandardOpenOption.READ)) {
-            long position = start(range);
-            while (bb.hasRemaining()) {
-                int n = in.read(bb, position);
-                if (n < 0) {
-                    throw new CroupierException(ErrorCode.BAD_INPUT, path + " ended at byte offset " + position
-                            + " while reading bytes " + start(range) + ".." + (start(range) + length));
-                }
-                position += n;
+            long size = in.size();
+            if (size < start(range) + length) {
+                // Mapping past the end would fault on first touch; say where the data stopped.
+                throw new CroupierException(ErrorCode.BAD_INPUT, path + " ended at byte offset " + size
+                        + " while reading bytes " + start(range) + ".." + (start(range) + length));
             }
+            return in.map(FileChannel.MapMode.READ_ONLY, start(range), length, Arena.ofAuto());
         }
-        return buffer;
     }
 
     /** {@code count} keys of random records of range {@code range}, read with small positional reads. */
