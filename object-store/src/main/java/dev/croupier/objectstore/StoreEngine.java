@@ -751,6 +751,11 @@ final class StoreEngine {
             }
         } catch (ObjectNotFoundException e) {
             // deleted while the prefetch waited: nothing to restore
+        } catch (ObjectStoreException e) {
+            if (!closed) {
+                throw e;
+            }
+            // the store closed while the prefetch waited for memory: a prefetch just gives up
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
