@@ -72,6 +72,14 @@ public final class RecordKernels {
      * permuting copy gathers straight from the blocks.
      */
     public static MemorySegment sort(RecordLayout layout, List<MemorySegment> blocks) {
+        return sort(layout, blocks, null);
+    }
+
+    /**
+     * All records of {@code blocks}, sorted by {@code order} (bytewise unsigned if null), in one
+     * new block. A user order cannot be radix-sorted: the record ordinals are merge-sorted with it.
+     */
+    public static MemorySegment sort(RecordLayout layout, List<MemorySegment> blocks, KeyComparator order) {
         int size = layout.recordBytes();
         int keyBytes = layout.keyBytes();
         MemorySegment[] in = blocks.toArray(MemorySegment[]::new);
@@ -86,13 +94,24 @@ public final class RecordKernels {
         long ordinalMask = (1L << ordinalBits) - 1;
         long[] sorted = new long[n];
         int i = 0;
-        for (int b = 0; b < in.length; b++) {
-            for (long offset = 0, end = in[b].byteSize(); offset < end; offset += size, i++) {
-                sorted[i] = (KeyOrder.prefix(in[b], offset, keyBytes) & ~ordinalMask) | i;
+        if (order != null) {
+            for (i = 0; i < n; i++) {
+                sorted[i] = i;
             }
+            mergeSort(sorted, new long[n], 0, n, ordinalMask, (x, y) -> {
+                int bx = blockOf(starts, x);
+                int by = blockOf(starts, y);
+                return order.compare(in[bx], (x - starts[bx]) * size, in[by], (y - starts[by]) * size);
+            });
+        } else {
+            for (int b = 0; b < in.length; b++) {
+                for (long offset = 0, end = in[b].byteSize(); offset < end; offset += size, i++) {
+                    sorted[i] = (KeyOrder.prefix(in[b], offset, keyBytes) & ~ordinalMask) | i;
+                }
+            }
+            radixSort(sorted, ordinalBits);
         }
-        radixSort(sorted, ordinalBits);
-        if (keyBytes * 8L > 64 - ordinalBits) {
+        if (order == null && keyBytes * 8L > 64 - ordinalBits) {
             sortTies(sorted, ordinalMask, (x, y) -> {
                 int bx = blockOf(starts, x);
                 int by = blockOf(starts, y);
@@ -252,11 +271,19 @@ public final class RecordKernels {
         return out;
     }
 
-    /** Whether the records of {@code block} are in key order. */
+    /** Whether the records of {@code block} are in bytewise key order. */
     public static boolean isSorted(RecordLayout layout, MemorySegment block) {
+        return isSorted(layout, block, null);
+    }
+
+    /** Whether the records of {@code block} are in the order of {@code order} (bytewise if null). */
+    public static boolean isSorted(RecordLayout layout, MemorySegment block, KeyComparator order) {
         long n = layout.records(block.byteSize());
+        int size = layout.recordBytes();
         for (long i = 1; i < n; i++) {
-            if (KeyOrder.compare(block, (i - 1) * layout.recordBytes(), block, i * layout.recordBytes(), layout.keyBytes()) > 0) {
+            int c = order == null ? KeyOrder.compare(block, (i - 1) * size, block, i * size, layout.keyBytes())
+                    : order.compare(block, (i - 1) * size, block, i * size);
+            if (c > 0) {
                 return false;
             }
         }

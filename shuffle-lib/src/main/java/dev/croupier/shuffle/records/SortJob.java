@@ -15,7 +15,8 @@ import java.util.Objects;
 import java.util.function.Consumer;
 
 /**
- * Sort of fixed-size records by key: sample-based range partitioning, then a shuffle whose
+ * Sort of fixed-size records by key (bytewise unsigned, or a user {@link KeyComparator}):
+ * sample-based range partitioning, then a shuffle whose
  * mappers cut their input by splitter, whose merges concatenate, and whose reducers radix-sort
  * each range. The outputs, in partition order, are the sorted records.
  *
@@ -36,8 +37,8 @@ public final class SortJob {
     public static final int DEFAULT_SAMPLES_PER_MAPPER = 128;
 
     /** The checked settings, copied out of the builder so the job never changes. */
-    private record Settings(RecordLayout layout, Path file, List<ObjectRef<MemorySegment>> inputs, int mappers,
-                            int partitions, int samplesPerMapper, Strategy strategy, String name,
+    private record Settings(RecordLayout layout, KeyComparator order, Path file, List<ObjectRef<MemorySegment>> inputs,
+                            int mappers, int partitions, int samplesPerMapper, Strategy strategy, String name,
                             Consumer<ShuffleJob.Builder<MemorySegment, MemorySegment, MemorySegment>> tuning) {}
 
     private final Settings b;
@@ -68,7 +69,8 @@ public final class SortJob {
                     : cluster.task((MemorySegment in) -> RecordKernels.sampleKeys(layout, in, samples, seed), b.inputs.get(i))
                             .name(b.name + "-sample").remote());
         }
-        Splitters splitters = Splitters.fromSamples(cluster.get(sampled), keyBytes, partitions);
+        KeyComparator order = b.order;
+        Splitters splitters = Splitters.fromSamples(cluster.get(sampled), keyBytes, partitions, order);
         sampled.forEach(ObjectRef::release);
 
         ShuffleJob.Builder<MemorySegment, MemorySegment, MemorySegment> shuffle =
@@ -76,7 +78,7 @@ public final class SortJob {
                         .name(b.name)
                         .mapper((MemorySegment in, int r) -> RecordKernels.partition(layout, in, splitters))
                         .merger((int p, List<MemorySegment> blocks) -> RecordKernels.concat(blocks))
-                        .reducer((int p, List<MemorySegment> blocks) -> RecordKernels.sort(layout, blocks))
+                        .reducer((int p, List<MemorySegment> blocks) -> RecordKernels.sort(layout, blocks, order))
                         .partitions(partitions)
                         .strategy(b.strategy);
         if (ranges != null) {
@@ -91,6 +93,7 @@ public final class SortJob {
     /** Settings of a sort, checked by {@link #build()}. Not thread-safe. */
     public static final class Builder {
         private RecordLayout layout = RecordLayout.SORT_BENCHMARK;
+        private KeyComparator order;
         private Path file;
         private List<ObjectRef<MemorySegment>> inputs;
         private int mappers;
@@ -105,6 +108,12 @@ public final class SortJob {
         /** Record size and key size (default: the Sort Benchmark's 100-byte records, 10-byte keys). */
         public Builder layout(RecordLayout layout) {
             this.layout = Objects.requireNonNull(layout, "layout");
+            return this;
+        }
+
+        /** Orders keys with {@code order} instead of bytewise unsigned (null restores bytewise). */
+        public Builder comparator(KeyComparator order) {
+            this.order = order;
             return this;
         }
 
@@ -181,7 +190,7 @@ public final class SortJob {
             if (samplesPerMapper < 1 || samplesPerMapper > 1 << 20) {
                 throw bad("samplesPerMapper", samplesPerMapper, "1..1048576");
             }
-            return new SortJob(new Settings(layout, file, inputs, mappers, partitions, samplesPerMapper,
+            return new SortJob(new Settings(layout, order, file, inputs, mappers, partitions, samplesPerMapper,
                     strategy, name, tuning));
         }
 

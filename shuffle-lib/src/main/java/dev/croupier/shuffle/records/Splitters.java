@@ -17,10 +17,13 @@ public final class Splitters implements Serializable {
     private final int keyBytes;
     private final byte[] keys;
     private final long[] prefixes;
+    /** The user's order, or null for bytewise (which compares 8-byte prefixes first). */
+    private final KeyComparator order;
 
-    private Splitters(int keyBytes, byte[] keys) {
+    private Splitters(int keyBytes, byte[] keys, KeyComparator order) {
         this.keyBytes = keyBytes;
         this.keys = keys;
+        this.order = order;
         int n = keys.length / keyBytes;
         this.prefixes = new long[n];
         MemorySegment s = MemorySegment.ofArray(keys);
@@ -39,23 +42,35 @@ public final class Splitters implements Serializable {
      * block of keys, {@code keyBytes} apart).
      */
     public static Splitters fromSamples(List<MemorySegment> samples, int keyBytes, int partitions) {
+        return fromSamples(samples, keyBytes, partitions, null);
+    }
+
+    /** Like {@link #fromSamples(List, int, int)}, for keys in the order of {@code order} (bytewise if null). */
+    public static Splitters fromSamples(List<MemorySegment> samples, int keyBytes, int partitions, KeyComparator order) {
         List<byte[]> all = new ArrayList<>();
         for (MemorySegment s : samples) {
             for (long off = 0; off + keyBytes <= s.byteSize(); off += keyBytes) {
                 all.add(s.asSlice(off, keyBytes).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
             }
         }
-        all.sort(java.util.Arrays::compareUnsigned);
+        if (order == null) {
+            all.sort(java.util.Arrays::compareUnsigned);
+        } else {
+            all.sort((x, y) -> order.compare(MemorySegment.ofArray(x), 0, MemorySegment.ofArray(y), 0));
+        }
         byte[] keys = new byte[(partitions - 1) * keyBytes];
         for (int r = 1; r < partitions; r++) {
             byte[] k = all.isEmpty() ? new byte[keyBytes] : all.get((int) ((long) r * all.size() / partitions));
             System.arraycopy(k, 0, keys, (r - 1) * keyBytes, keyBytes);
         }
-        return new Splitters(keyBytes, keys);
+        return new Splitters(keyBytes, keys, order);
     }
 
     /** The partition of the record whose key starts at {@code offset} of {@code block}. */
     int partitionOf(MemorySegment block, long offset) {
+        if (order != null) {
+            return partitionByOrder(block, offset);
+        }
         long prefix = KeyOrder.prefix(block, offset, keyBytes);
         int lo = 0;
         int hi = prefixes.length;
@@ -66,6 +81,21 @@ public final class Splitters implements Serializable {
                 c = KeyOrder.compareSuffix(block, offset, MemorySegment.ofArray(keys), (long) mid * keyBytes, keyBytes);
             }
             if (c < 0) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        return lo;
+    }
+
+    private int partitionByOrder(MemorySegment block, long offset) {
+        MemorySegment splitters = MemorySegment.ofArray(keys);
+        int lo = 0;
+        int hi = prefixes.length;
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (order.compare(block, offset, splitters, (long) mid * keyBytes) < 0) {
                 hi = mid;
             } else {
                 lo = mid + 1;

@@ -78,6 +78,43 @@ class RecordKernelProperties {
         assertEquals(multiset(all), multiset(actual));
     }
 
+    /** Keys read as a little-endian signed number of up to 8 bytes: an order no bytewise sort gives. */
+    static final KeyComparator LITTLE_ENDIAN_SIGNED = (a, ao, b, bo) -> Long.compare(
+            a.get(ValueLayout.JAVA_LONG_UNALIGNED, ao), b.get(ValueLayout.JAVA_LONG_UNALIGNED, bo));
+
+    @Property(tries = 100)
+    void aUserComparatorOrdersTheSortAndThePartitions(
+            @ForAll @IntRange(min = 0, max = 1500) int n,
+            @ForAll @IntRange(min = 1, max = 3) int blocks,
+            @ForAll @IntRange(min = 1, max = 8) int partitions,
+            @ForAll long seed) {
+        RecordLayout layout = new RecordLayout(12, 8);
+        Random random = new Random(seed);
+        List<MemorySegment> in = new ArrayList<>();
+        List<byte[]> all = new ArrayList<>();
+        for (int b = 0; b < blocks; b++) {
+            MemorySegment block = MemorySegment.ofArray(randomRecords(random, layout, n / blocks));
+            in.add(block);
+            all.addAll(records(layout, block));
+        }
+        MemorySegment sorted = RecordKernels.sort(layout, in, LITTLE_ENDIAN_SIGNED);
+        assertTrue(RecordKernels.isSorted(layout, sorted, LITTLE_ENDIAN_SIGNED));
+        List<byte[]> actual = records(layout, sorted);
+        assertEquals(multiset(all), multiset(actual));
+
+        Splitters splitters = Splitters.fromSamples(List.of(RecordKernels.sampleKeys(layout, sorted, 40, seed)),
+                layout.keyBytes(), partitions, LITTLE_ENDIAN_SIGNED);
+        long last = Long.MIN_VALUE;
+        for (MemorySegment part : RecordKernels.partition(layout, sorted, splitters)) {
+            MemorySegment p = RecordKernels.sort(layout, List.of(part), LITTLE_ENDIAN_SIGNED);
+            for (long off = 0; off < p.byteSize(); off += layout.recordBytes()) {
+                long key = p.get(ValueLayout.JAVA_LONG_UNALIGNED, off);
+                assertTrue(key >= last, "partitions follow the comparator's order");
+                last = key;
+            }
+        }
+    }
+
     @Property(tries = 200)
     void partitionPutsEveryRecordInItsRange(
             @ForAll @IntRange(min = 0, max = 2000) int n,

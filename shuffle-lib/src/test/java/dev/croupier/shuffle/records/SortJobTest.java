@@ -101,6 +101,38 @@ class SortJobTest {
     }
 
     @org.junit.jupiter.api.Test
+    void aUserComparatorSortsDescendingAcrossPartitions() throws IOException {
+        Path in = dir.resolve("in");
+        SortBenchmarkRecords.writeFile(in, 50_000, 3, 2);
+        KeyComparator descending = (a, ao, b, bo) -> {
+            long x = a.get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN), ao);
+            long y = b.get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN), bo);
+            return Long.compareUnsigned(y, x);
+        };
+        try (Cluster cluster = Cluster.builder().nodes(2).objectStoreBytes(32L << 20).spillDirectory(dir).start();
+             ShuffleResult<MemorySegment> result = SortJob.builder().inputFile(in).mappers(4).partitions(5)
+                     .comparator(descending).strategy(Strategy.SIMPLE).build().run(cluster)) {
+            Checksum sum = Checksum.ZERO;
+            long records = 0;
+            byte[] previous = null;
+            for (MemorySegment part : result.values()) {
+                assertTrue(RecordKernels.isSorted(SortBenchmarkRecords.LAYOUT, part, descending));
+                long n = SortBenchmarkRecords.LAYOUT.records(part.byteSize());
+                if (n > 0) {
+                    byte[] first = RecordKernels.key(SortBenchmarkRecords.LAYOUT, part, 0);
+                    assertTrue(previous == null || descending.compare(MemorySegment.ofArray(previous), 0,
+                            MemorySegment.ofArray(first), 0) <= 0, "partitions in the comparator's order");
+                    previous = RecordKernels.key(SortBenchmarkRecords.LAYOUT, part, n - 1);
+                }
+                records += n;
+                sum = sum.plus(SortBenchmarkRecords.checksum(part));
+            }
+            assertEquals(50_000, records);
+            assertEquals(SortBenchmarkRecords.validate(in).checksum(), sum);
+        }
+    }
+
+    @org.junit.jupiter.api.Test
     void aFileThatIsNotWholeRecordsIsRefusedWithItsNameAndOffset() throws IOException {
         Path bad = dir.resolve("bad");
         Files.write(bad, new byte[250]);
