@@ -55,7 +55,7 @@ public final class ShuffleJob<I, B, O> {
             List<ObjectRef<I>> inputs,
             Source<I> source,
             int mappers,
-            Mapper<I, B> mapper,
+            IndexedMapper<I, B> mapper,
             Merger<B> merger,
             Reducer<B, O> reducer,
             StreamingReducer<B, O> streamingReducer,
@@ -80,7 +80,7 @@ public final class ShuffleJob<I, B, O> {
         private List<ObjectRef<I>> inputs;
         private Source<I> source;
         private int sourceMappers;
-        private Mapper<I, B> mapper;
+        private IndexedMapper<I, B> mapper;
         private Merger<B> merger;
         private Reducer<B, O> reducer;
         private StreamingReducer<B, O> streamingReducer;
@@ -118,6 +118,12 @@ public final class ShuffleJob<I, B, O> {
         }
 
         public Builder<I, B, O> mapper(Mapper<I, B> mapper) {
+            this.mapper = mapper == null ? null : (i, input, partitions) -> mapper.map(input, partitions);
+            return this;
+        }
+
+        /** Like {@link #mapper(Mapper)}, for a mapper that needs to know which input it maps. */
+        public Builder<I, B, O> indexedMapper(IndexedMapper<I, B> mapper) {
             this.mapper = mapper;
             return this;
         }

@@ -118,13 +118,13 @@ final class ShuffleRun<I, B, O> {
     /** Submits map task {@code i}; returns its R block refs. */
     List<ObjectRef<B>> submitMap(int i) {
         int r = plan.partitions();
-        Mapper<I, B> mapper = plan.mapper();
+        IndexedMapper<I, B> mapper = plan.mapper();
         TaskBuilder<List<B>> task;
         if (plan.inputs() != null) {
-            task = cluster.task((I input) -> mapper.map(input, r), plan.inputs().get(i));
+            task = cluster.task((I input) -> mapper.map(i, input, r), plan.inputs().get(i));
         } else {
             ShuffleJob.Source<I> source = plan.source();
-            task = cluster.task(() -> mapper.map(source.read(i), r));
+            task = cluster.task(() -> mapper.map(i, source.read(i), r));
         }
         List<ObjectRef<B>> blocks = task.name(plan.name() + "-map").onNode(nodeOfMap(i), Affinity.SOFT)
                 .<B>numReturns(r).remote();

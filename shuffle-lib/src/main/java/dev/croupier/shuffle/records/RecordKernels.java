@@ -30,12 +30,21 @@ public final class RecordKernels {
     public static List<MemorySegment> partition(RecordLayout layout, MemorySegment records, Splitters splitters) {
         int size = layout.recordBytes();
         int n = Math.toIntExact(layout.records(records.byteSize()));
-        int partitions = splitters.partitions();
         int[] partitionOf = new int[n];
-        long[] counts = new long[partitions];
         for (int i = 0; i < n; i++) {
-            int p = splitters.partitionOf(records, (long) i * size);
-            partitionOf[i] = p;
+            partitionOf[i] = splitters.partitionOf(records, (long) i * size);
+        }
+        return scatter(layout, records, partitionOf, splitters.partitions());
+    }
+
+    /**
+     * Copies record {@code i} of {@code records} into block {@code partitionOf[i]}, keeping the
+     * records' order within each block; every block is its own {@link TaskOutput} allocation.
+     */
+    static List<MemorySegment> scatter(RecordLayout layout, MemorySegment records, int[] partitionOf, int partitions) {
+        int size = layout.recordBytes();
+        long[] counts = new long[partitions];
+        for (int p : partitionOf) {
             counts[p]++;
         }
         MemorySegment[] blocks = new MemorySegment[partitions];
@@ -43,12 +52,111 @@ public final class RecordKernels {
         for (int p = 0; p < partitions; p++) {
             blocks[p] = TaskOutput.allocate(counts[p] * size);
         }
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < partitionOf.length; i++) {
             int p = partitionOf[i];
             MemorySegment.copy(records, (long) i * size, blocks[p], next[p], size);
             next[p] += size;
         }
         return List.of(blocks);
+    }
+
+    /**
+     * The records of {@code blocks}, in order, then permuted uniformly at random (Fisher-Yates
+     * over record ordinals, seeded by {@code seed}) within consecutive windows of {@code window}
+     * records (the last may be shorter; {@code Long.MAX_VALUE} for one window), into one new block.
+     */
+    public static MemorySegment permute(RecordLayout layout, List<MemorySegment> blocks, long seed, long window) {
+        int size = layout.recordBytes();
+        MemorySegment[] in = blocks.toArray(MemorySegment[]::new);
+        long[] starts = new long[in.length + 1];
+        for (int b = 0; b < in.length; b++) {
+            starts[b + 1] = starts[b] + layout.records(in[b].byteSize());
+        }
+        int n = Math.toIntExact(starts[in.length]);
+        int[] order = new int[n];
+        for (int i = 0; i < n; i++) {
+            order[i] = i;
+        }
+        SplittableRandom random = new SplittableRandom(seed);
+        for (long from = 0; from < n; from += window) {
+            int lo = (int) from;
+            int hi = (int) Math.min(n, from + window);
+            for (int i = hi - 1; i > lo; i--) {
+                int j = lo + random.nextInt(i - lo + 1);
+                int t = order[i];
+                order[i] = order[j];
+                order[j] = t;
+            }
+            if (hi == n) {
+                break;
+            }
+        }
+        MemorySegment out = TaskOutput.allocate(starts[in.length] * size);
+        for (int i = 0; i < n; i++) {
+            int ordinal = order[i];
+            int b = blockOf(starts, ordinal);
+            MemorySegment.copy(in[b], (ordinal - starts[b]) * size, out, (long) i * size, size);
+        }
+        return out;
+    }
+
+    /**
+     * The records of {@code blocks} in a random order fixed by {@code seed} and by the records
+     * themselves, not by the order of the blocks: records are sorted by a seeded 64-bit hash of
+     * their bytes (ties, which need equal hashes, by the bytes). So a partition gets the same order
+     * whichever strategy delivered its blocks, in whatever grouping. Records with equal bytes
+     * are interchangeable, so the order is a uniformly random permutation as far as a seeded hash
+     * is random.
+     */
+    public static MemorySegment shuffleByHash(RecordLayout layout, List<MemorySegment> blocks, long seed) {
+        int size = layout.recordBytes();
+        MemorySegment[] in = blocks.toArray(MemorySegment[]::new);
+        long[] starts = new long[in.length + 1];
+        for (int b = 0; b < in.length; b++) {
+            starts[b + 1] = starts[b] + layout.records(in[b].byteSize());
+        }
+        int n = Math.toIntExact(starts[in.length]);
+        int ordinalBits = Math.max(1, 64 - Long.numberOfLeadingZeros(Math.max(1, n - 1)));
+        long ordinalMask = (1L << ordinalBits) - 1;
+        long[] words = new long[n];
+        int i = 0;
+        for (int b = 0; b < in.length; b++) {
+            for (long offset = 0, end = in[b].byteSize(); offset < end; offset += size, i++) {
+                words[i] = (recordHash(in[b], offset, size, seed) & ~ordinalMask) | i;
+            }
+        }
+        radixSort(words, ordinalBits);
+        sortTies(words, ordinalMask, (x, y) -> {
+            int bx = blockOf(starts, x);
+            int by = blockOf(starts, y);
+            long ox = (x - starts[bx]) * size;
+            long oy = (y - starts[by]) * size;
+            int c = Long.compareUnsigned(recordHash(in[bx], ox, size, seed), recordHash(in[by], oy, size, seed));
+            return c != 0 ? c : KeyOrder.compare(in[bx], ox, in[by], oy, size);
+        });
+        MemorySegment out = TaskOutput.allocate(starts[in.length] * size);
+        for (i = 0; i < n; i++) {
+            long ordinal = words[i] & ordinalMask;
+            int b = blockOf(starts, ordinal);
+            MemorySegment.copy(in[b], (ordinal - starts[b]) * size, out, (long) i * size, size);
+        }
+        return out;
+    }
+
+    /** A seeded 64-bit hash of one record's bytes: 8 bytes a step, then SplitMix64's finalizer. */
+    private static long recordHash(MemorySegment block, long offset, int size, long seed) {
+        long h = seed ^ (size * 0x9E3779B97F4A7C15L);
+        int k = 0;
+        for (; k + 8 <= size; k += 8) {
+            h = (h ^ block.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + k)) * 0x9E3779B97F4A7C15L;
+            h ^= h >>> 29;
+        }
+        for (; k < size; k++) {
+            h = (h ^ (block.get(ValueLayout.JAVA_BYTE, offset + k) & 0xFF)) * 0x9E3779B97F4A7C15L;
+        }
+        h = (h ^ (h >>> 30)) * 0xBF58476D1CE4E5B9L;
+        h = (h ^ (h >>> 27)) * 0x94D049BB133111EBL;
+        return h ^ (h >>> 31);
     }
 
     /** Concatenates blocks of one partition without sorting (the merge of a pre-shuffle merge). */
