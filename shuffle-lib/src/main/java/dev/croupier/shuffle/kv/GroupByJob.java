@@ -1,0 +1,178 @@
+package dev.croupier.shuffle.kv;
+
+import dev.croupier.futures.Cluster;
+import dev.croupier.futures.CroupierException;
+import dev.croupier.futures.ErrorCode;
+import dev.croupier.futures.ObjectRef;
+import dev.croupier.shuffle.ShuffleJob;
+import dev.croupier.shuffle.ShuffleResult;
+import dev.croupier.shuffle.Strategy;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Group-by with an aggregate over {@link KvBlock}s: every distinct key once, with the
+ * {@link Aggregate}'s state of all its values.
+ *
+ * <pre>
+ *   map i:     fold input i per key (a combiner), split the states by key hash   (R state blocks)
+ *   [merge]:   fold state blocks per key                                          (RIFFLE, MAGNET, PUSH_PIPELINED)
+ *   reduce r:  fold every state block of partition r per key                     (one block: key, state)
+ * </pre>
+ *
+ * Because the maps already aggregate, blocks carry one entry per distinct key of an input, not
+ * one per value. With {@link Strategy#STREAMING}, each round folds into the reducers' running
+ * states and {@link Builder#onRound} sees partial results (online aggregation): the final states
+ * equal the batch answer. Keys of a partition come out in the order they were first met.
+ * Immutable; {@link #run} may be called more than once.
+ */
+public final class GroupByJob {
+
+    /** The checked settings, copied out of the builder so the job never changes. */
+    private record Settings(List<ObjectRef<MemorySegment>> inputs, Aggregate aggregate, int partitions,
+                            Strategy strategy, int mapsPerRound, ShuffleJob.RoundListener<MemorySegment> onRound,
+                            String name) {}
+
+    private final Settings b;
+
+    private GroupByJob(Settings settings) {
+        this.b = settings;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Submits the group-by; returns when every reduce task is submitted. */
+    public ShuffleResult<MemorySegment> run(Cluster cluster) {
+        Aggregate aggregate = b.aggregate;
+        ShuffleJob.Builder<MemorySegment, MemorySegment, MemorySegment> job =
+                ShuffleJob.<MemorySegment, MemorySegment, MemorySegment>builder()
+                        .name(b.name)
+                        .inputs(b.inputs)
+                        .mapper((MemorySegment in, int r) -> combine(aggregate, in, r))
+                        .merger((int p, List<MemorySegment> blocks) -> fold(aggregate, blocks))
+                        .partitions(b.partitions > 0 ? b.partitions : b.inputs.size())
+                        .strategy(b.strategy);
+        if (b.strategy == Strategy.STREAMING) {
+            job.streamingReducer((int p, MemorySegment state, List<MemorySegment> blocks) -> {
+                List<MemorySegment> all = new ArrayList<>(blocks.size() + 1);
+                if (state != null) {
+                    all.add(state);
+                }
+                all.addAll(blocks);
+                return fold(aggregate, all);
+            });
+            if (b.mapsPerRound > 0) {
+                job.mapsPerRound(b.mapsPerRound);
+            }
+            if (b.onRound != null) {
+                job.onRound(b.onRound);
+            }
+        } else {
+            job.reducer((int p, List<MemorySegment> blocks) -> fold(aggregate, blocks));
+        }
+        return job.build().run(cluster);
+    }
+
+    /** A map task: aggregates its input per key, then splits the states by partition. */
+    static List<MemorySegment> combine(Aggregate aggregate, MemorySegment input, int partitions) {
+        try (KeyTable table = new KeyTable(aggregate)) {
+            KvBlock.Cursor c = new KvBlock.Cursor(input);
+            while (c.next()) {
+                table.add(input, c.keyOffset(), c.keyLength(), c.valueOffset(), c.valueLength());
+            }
+            return table.toBlocks(partitions);
+        }
+    }
+
+    /** A merge or reduce task: folds state blocks per key into one state block. */
+    static MemorySegment fold(Aggregate aggregate, List<MemorySegment> blocks) {
+        try (KeyTable table = new KeyTable(aggregate)) {
+            table.mergeAll(blocks);
+            return table.toBlocks(1).getFirst();
+        }
+    }
+
+    /** Settings of a group-by, checked by {@link #build()}. Not thread-safe. */
+    public static final class Builder {
+        private List<ObjectRef<MemorySegment>> inputs;
+        private Aggregate aggregate;
+        private int partitions;
+        private Strategy strategy = Strategy.AUTO;
+        private int mapsPerRound;
+        private ShuffleJob.RoundListener<MemorySegment> onRound;
+        private String name = "group-by";
+
+        private Builder() {}
+
+        /** Key/value blocks, one map task each. */
+        public Builder inputs(List<? extends ObjectRef<MemorySegment>> inputs) {
+            this.inputs = List.copyOf(inputs);
+            return this;
+        }
+
+        /** What to compute per key (required), e.g. {@link Aggregate#LONG_SUM}. */
+        public Builder aggregate(Aggregate aggregate) {
+            this.aggregate = aggregate;
+            return this;
+        }
+
+        /** Reduce tasks (default: as many as inputs). */
+        public Builder partitions(int partitions) {
+            this.partitions = partitions;
+            return this;
+        }
+
+        public Builder strategy(Strategy strategy) {
+            this.strategy = Objects.requireNonNull(strategy, "strategy");
+            return this;
+        }
+
+        /** STREAMING: map tasks per round (default: the shuffle's). */
+        public Builder mapsPerRound(int maps) {
+            this.mapsPerRound = maps;
+            return this;
+        }
+
+        /** STREAMING: told every reducer's state block after each round, on the driver. */
+        public Builder onRound(ShuffleJob.RoundListener<MemorySegment> listener) {
+            this.onRound = listener;
+            return this;
+        }
+
+        public Builder name(String name) {
+            this.name = Objects.requireNonNull(name, "name");
+            return this;
+        }
+
+        public GroupByJob build() {
+            if (inputs == null || inputs.isEmpty()) {
+                throw bad("inputs", inputs == null ? "unset" : "empty", "at least one key/value block");
+            }
+            if (aggregate == null) {
+                throw bad("aggregate", null, "an Aggregate");
+            }
+            if (aggregate.stateBytes() < 1 || aggregate.stateBytes() > 1 << 20) {
+                throw bad("aggregate", "stateBytes() = " + aggregate.stateBytes(), "1..1048576 bytes of state");
+            }
+            if (partitions < 0 || partitions > 1_000_000) {
+                throw bad("partitions", partitions, "1..1000000");
+            }
+            if (mapsPerRound < 0) {
+                throw bad("mapsPerRound", mapsPerRound, ">= 1");
+            }
+            if (onRound != null && strategy != Strategy.STREAMING) {
+                throw bad("onRound", "a listener", "strategy STREAMING (other strategies have no rounds of partial results)");
+            }
+            return new GroupByJob(new Settings(inputs, aggregate, partitions, strategy, mapsPerRound, onRound, name));
+        }
+
+        private static CroupierException bad(String knob, Object value, String allowed) {
+            return new CroupierException(ErrorCode.BAD_INPUT,
+                    "GroupByJob.Builder." + knob + " = " + value + " is not allowed; needs " + allowed);
+        }
+    }
+}
