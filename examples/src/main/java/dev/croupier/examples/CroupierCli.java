@@ -42,6 +42,8 @@ public final class CroupierCli {
                 args -> launcherOnly("bench")));
         COMMANDS.put("sample", new Entry("sample random rows of a file with direct I/O; prints samples/s, GiB/s, page-cache growth", new SampleCommand()));
         COMMANDS.put("reshard", new Entry("reshard, sort or shuffle dataset shards as dSort does: reshard SPEC.json", new dev.croupier.examples.reshard.ReshardCommand()));
+        COMMANDS.put("loader", new Entry("ML-style loader: reshuffle a dataset every epoch, consume partitions as they complete", new dev.croupier.examples.loader.LoaderCommand()));
+        COMMANDS.put("aggregate", new Entry("online aggregation: a streaming group-by printing a partial answer per round", new dev.croupier.examples.aggregate.AggregateCommand()));
     }
 
     private CroupierCli() {}
