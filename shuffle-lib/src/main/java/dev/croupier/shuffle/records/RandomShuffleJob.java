@@ -10,25 +10,26 @@ import dev.croupier.shuffle.Strategy;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Objects;
-import java.util.SplittableRandom;
 
 /**
  * A random permutation of fixed-size records, as an ML training loop wants once per epoch.
  *
  * <pre>
- *   map i:     every record of input i to a random partition    (seed, epoch, i)
- *   [merge]:   concatenate                                       (RIFFLE, MAGNET, PUSH_PIPELINED)
- *   reduce r:  order the partition by a seeded hash of each record (seed, epoch, r)
+ *   map i:     every record of input i to a random partition      (seed, epoch, i)    one run per partition
+ *   [merge]:   concatenate                                         (RIFFLE, MAGNET, PUSH_PIPELINED)
+ *   reduce r:  runs back in input order, then a random permutation (seed, epoch, r)
  * </pre>
  *
- * The outputs, in partition order, are a random permutation of the input: each record picks its
- * partition independently and uniformly, and each partition is then put in a random order, which
- * together give every order the same probability (as far as the seeded generators are random).
- * The reducer orders by a hash of the record's bytes rather than by a permutation of positions,
- * because the strategies hand a reducer its blocks in different groupings: this way the same
- * seed and epoch give the same order on any cluster, under any strategy, whatever AUTO chooses;
- * another seed or epoch gives another order. Every random choice is seeded by the record's
- * input, partition or bytes, never by timing, so lineage and speculation re-runs agree.
+ * The outputs, in partition order, are a uniformly random permutation of the input: each record
+ * picks its partition independently and uniformly, and each partition is then put in a uniformly
+ * random order (Fisher-Yates), which together give every order of the records the same
+ * probability (as far as the seeded generators are random), equal records included. The map
+ * tasks tag their blocks with their input's index ({@link RunFrame}) and a reducer sorts its runs
+ * by it before permuting, because the strategies hand a reducer its blocks in different groupings
+ * and orders: this way the same seed and epoch give the same order on any cluster, under any
+ * strategy, whatever AUTO chooses; another seed or epoch gives another order. Every random choice
+ * is seeded by the input index or partition, never by timing, so lineage and speculation re-runs
+ * agree. The order does depend on the number of partitions and on how the input is cut into blocks.
  *
  * <p>With {@link Builder#window(long)} the shuffle is partial and local: each input is permuted
  * only within consecutive windows of {@code w} of its records, and output partition {@code i} is
@@ -64,22 +65,17 @@ public final class RandomShuffleJob {
                 .name(b.name)
                 .inputs(b.inputs)
                 .indexedMapper((int i, MemorySegment in, int r) -> {
-                    int n = Math.toIntExact(layout.records(in.byteSize()));
-                    int[] partitionOf = new int[n];
-                    if (partial) {
-                        java.util.Arrays.fill(partitionOf, i);
-                    } else {
-                        SplittableRandom random = new SplittableRandom(mix(seed, epoch, MAP_STREAM, i));
-                        for (int k = 0; k < n; k++) {
-                            partitionOf[k] = random.nextInt(r);
-                        }
+                    if (!partial) {
+                        return RunKernels.scatterRandom(layout, i, in, r, mix(seed, epoch, MAP_STREAM, i));
                     }
+                    int[] partitionOf = new int[Math.toIntExact(layout.records(in.byteSize()))];
+                    java.util.Arrays.fill(partitionOf, i);
                     return RecordKernels.scatter(layout, in, partitionOf, r);
                 })
                 .merger((int p, List<MemorySegment> blocks) -> RecordKernels.concat(blocks))
                 .reducer((int p, List<MemorySegment> blocks) -> partial
                         ? RecordKernels.permute(layout, blocks, mix(seed, epoch, REDUCE_STREAM, p), window)
-                        : RecordKernels.shuffleByHash(layout, blocks, mix(seed, epoch, REDUCE_STREAM, p)))
+                        : RunKernels.permute(layout, blocks, mix(seed, epoch, REDUCE_STREAM, p), p))
                 .partitions(partitions)
                 .strategy(b.strategy)
                 .build()

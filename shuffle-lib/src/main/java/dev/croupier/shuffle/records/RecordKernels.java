@@ -100,65 +100,6 @@ public final class RecordKernels {
         return out;
     }
 
-    /**
-     * The records of {@code blocks} in a random order fixed by {@code seed} and by the records
-     * themselves, not by the order of the blocks: records are sorted by a seeded 64-bit hash of
-     * their bytes (ties, which need equal hashes, by the bytes). So a partition gets the same order
-     * whichever strategy delivered its blocks, in whatever grouping. Records with equal bytes
-     * are interchangeable, so the order is a uniformly random permutation as far as a seeded hash
-     * is random.
-     */
-    public static MemorySegment shuffleByHash(RecordLayout layout, List<MemorySegment> blocks, long seed) {
-        int size = layout.recordBytes();
-        MemorySegment[] in = blocks.toArray(MemorySegment[]::new);
-        long[] starts = new long[in.length + 1];
-        for (int b = 0; b < in.length; b++) {
-            starts[b + 1] = starts[b] + layout.records(in[b].byteSize());
-        }
-        int n = Math.toIntExact(starts[in.length]);
-        int ordinalBits = Math.max(1, 64 - Long.numberOfLeadingZeros(Math.max(1, n - 1)));
-        long ordinalMask = (1L << ordinalBits) - 1;
-        long[] words = new long[n];
-        int i = 0;
-        for (int b = 0; b < in.length; b++) {
-            for (long offset = 0, end = in[b].byteSize(); offset < end; offset += size, i++) {
-                words[i] = (recordHash(in[b], offset, size, seed) & ~ordinalMask) | i;
-            }
-        }
-        radixSort(words, ordinalBits);
-        sortTies(words, ordinalMask, (x, y) -> {
-            int bx = blockOf(starts, x);
-            int by = blockOf(starts, y);
-            long ox = (x - starts[bx]) * size;
-            long oy = (y - starts[by]) * size;
-            int c = Long.compareUnsigned(recordHash(in[bx], ox, size, seed), recordHash(in[by], oy, size, seed));
-            return c != 0 ? c : KeyOrder.compare(in[bx], ox, in[by], oy, size);
-        });
-        MemorySegment out = TaskOutput.allocate(starts[in.length] * size);
-        for (i = 0; i < n; i++) {
-            long ordinal = words[i] & ordinalMask;
-            int b = blockOf(starts, ordinal);
-            MemorySegment.copy(in[b], (ordinal - starts[b]) * size, out, (long) i * size, size);
-        }
-        return out;
-    }
-
-    /** A seeded 64-bit hash of one record's bytes: 8 bytes a step, then SplitMix64's finalizer. */
-    private static long recordHash(MemorySegment block, long offset, int size, long seed) {
-        long h = seed ^ (size * 0x9E3779B97F4A7C15L);
-        int k = 0;
-        for (; k + 8 <= size; k += 8) {
-            h = (h ^ block.get(ValueLayout.JAVA_LONG_UNALIGNED, offset + k)) * 0x9E3779B97F4A7C15L;
-            h ^= h >>> 29;
-        }
-        for (; k < size; k++) {
-            h = (h ^ (block.get(ValueLayout.JAVA_BYTE, offset + k) & 0xFF)) * 0x9E3779B97F4A7C15L;
-        }
-        h = (h ^ (h >>> 30)) * 0xBF58476D1CE4E5B9L;
-        h = (h ^ (h >>> 27)) * 0x94D049BB133111EBL;
-        return h ^ (h >>> 31);
-    }
-
     /** Concatenates blocks of one partition without sorting (the merge of a pre-shuffle merge). */
     public static MemorySegment concat(List<MemorySegment> blocks) {
         long total = 0;

@@ -118,6 +118,35 @@ class RandomShuffleProperties {
         }
     }
 
+    /**
+     * Regression: a shuffle that orders records by a hash of their bytes keeps equal records
+     * side by side in every epoch. Two identical blocks of 100 records: in a uniform permutation
+     * each pair of equal records is adjacent with probability 1/100, about one pair in all;
+     * ten or more happen with probability below 1e-6.
+     */
+    @Property(tries = 8)
+    void equalRecordsAreScatteredLikeAnyOthers(
+            @ForAll("strategies") Strategy strategy,
+            @ForAll @IntRange(min = 1, max = 2) int partitions,
+            @ForAll long seed) throws IOException {
+        Path spill = Files.createTempDirectory("croupier-random-shuffle");
+        try (Cluster cluster = Cluster.builder().nodes(2).objectStoreBytes(16L << 20).spillDirectory(spill).start()) {
+            List<ObjectRef<MemorySegment>> in = new ArrayList<>();
+            in.addAll(inputs(cluster, new int[] {100}));
+            in.addAll(inputs(cluster, new int[] {100}));
+            long[] out = shuffle(cluster, in, strategy, partitions, seed, 0);
+            assertEquals(200, out.length);
+            int adjacentEqual = 0;
+            for (int i = 1; i < out.length; i++) {
+                adjacentEqual += out[i] == out[i - 1] ? 1 : 0;
+            }
+            assertTrue(adjacentEqual < 10, adjacentEqual + " pairs of equal records stayed side by side");
+            in.forEach(ObjectRef::release);
+        } finally {
+            deleteTree(spill);
+        }
+    }
+
     @Property(tries = 15)
     void aWindowedShuffleMovesRecordsOnlyWithinTheirWindow(
             @ForAll("strategies") Strategy strategy,

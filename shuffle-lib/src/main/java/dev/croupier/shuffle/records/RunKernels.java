@@ -1,0 +1,80 @@
+package dev.croupier.shuffle.records;
+
+import dev.croupier.futures.TaskOutput;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.SplittableRandom;
+
+/**
+ * The data kernels of {@link RandomShuffleJob}'s full shuffle, over {@link RunFrame} blocks:
+ * scatter a map input into one run per partition by a seeded uniform draw per record, and
+ * permute a partition's runs uniformly after putting them back in input order.
+ *
+ * <p>No object per record: the scatter draws the same random stream twice (a counting pass,
+ * then a copying pass) instead of keeping each record's partition, and the permutation is one
+ * {@code int[]} of destinations, filled by an inside-out Fisher-Yates shuffle, followed by one
+ * pass that reads the runs in input order and writes each record to its destination. Every
+ * output block is {@link TaskOutput} memory, sealed in place. Stateless and thread-safe.
+ */
+public final class RunKernels {
+
+    private RunKernels() {}
+
+    /**
+     * Sends each record of {@code records} (map input {@code mapIndex}) to a partition drawn
+     * uniformly from the random stream of {@code seed}: {@code partitions} blocks, each one
+     * {@link RunFrame} run (records in input order) or empty.
+     */
+    public static List<MemorySegment> scatterRandom(RecordLayout layout, int mapIndex, MemorySegment records,
+                                                    int partitions, long seed) {
+        int size = layout.recordBytes();
+        long n = layout.records(records.byteSize());
+        long[] counts = new long[partitions];
+        SplittableRandom random = new SplittableRandom(seed);
+        for (long i = 0; i < n; i++) {
+            counts[random.nextInt(partitions)]++;
+        }
+        MemorySegment[] blocks = new MemorySegment[partitions];
+        long[] next = new long[partitions];
+        for (int p = 0; p < partitions; p++) {
+            blocks[p] = RunFrame.allocateRun(mapIndex, counts[p], size);
+            next[p] = RunFrame.HEADER_BYTES;
+        }
+        // The same stream again tells each record's partition without an array of them.
+        random = new SplittableRandom(seed);
+        for (long i = 0; i < n; i++) {
+            int p = random.nextInt(partitions);
+            MemorySegment.copy(records, i * size, blocks[p], next[p], size);
+            next[p] += size;
+        }
+        return List.of(blocks);
+    }
+
+    /**
+     * Every record of the runs in {@code blocks}, in a uniformly random order drawn from
+     * {@code seed}. The runs are first put in input order (by map index), so the result does not
+     * depend on how the strategy grouped or ordered the blocks.
+     */
+    public static MemorySegment permute(RecordLayout layout, List<MemorySegment> blocks, long seed, int partition) {
+        int size = layout.recordBytes();
+        RunFrame.Runs runs = RunFrame.read(blocks, size, partition);
+        int n = Math.toIntExact(runs.totalRecords());
+        int[] destination = new int[n];
+        SplittableRandom random = new SplittableRandom(seed);
+        for (int i = 0; i < n; i++) {
+            int j = random.nextInt(i + 1);
+            destination[i] = destination[j];
+            destination[j] = i;
+        }
+        MemorySegment out = TaskOutput.allocate((long) n * size);
+        int c = 0;
+        for (int r = 0; r < runs.count(); r++) {
+            MemorySegment block = blocks.get(runs.block[r]);
+            long offset = runs.dataOffset[r];
+            for (long k = 0; k < runs.records[r]; k++, c++, offset += size) {
+                MemorySegment.copy(block, offset, out, (long) destination[c] * size, size);
+            }
+        }
+        return out;
+    }
+}
