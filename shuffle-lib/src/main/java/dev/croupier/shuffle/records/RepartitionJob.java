@@ -18,26 +18,29 @@ import java.util.Objects;
  * {@code [p * total / N, (p + 1) * total / N)} of the inputs taken in order.
  *
  * <pre>
- *   count i:   records of input i         (tiny tasks; the driver adds them up)
- *   map i:     records of input i to the outputs their global positions fall in
- *   reduce p:  concatenate its blocks in input order
+ *   count i:   records of input i          (tiny tasks; the driver adds them up)
+ *   map i:     records of input i to the outputs their positions fall in   (one tagged run per output)
+ *   [merge]:   concatenate run blocks      (RIFFLE, MAGNET, PUSH_PIPELINED)
+ *   reduce p:  its runs in input order     (one block)
  * </pre>
  *
- * It always runs the SIMPLE strategy: a reducer gets its blocks in input order only when no
- * merge regroups them, and order is this job's promise. Immutable; {@link #run} may be called
- * more than once.
+ * Any strategy keeps the order: map outputs are {@link RunFrame} runs tagged with their input's
+ * index, and a reducer concatenates its runs sorted by it, however merges grouped them.
+ * Immutable; {@link #run} may be called more than once.
  */
 public final class RepartitionJob {
 
     private final RecordLayout layout;
     private final List<ObjectRef<MemorySegment>> inputs;
     private final int partitions;
+    private final Strategy strategy;
     private final String name;
 
     private RepartitionJob(Builder b) {
         this.layout = b.layout;
         this.inputs = b.inputs;
         this.partitions = b.partitions;
+        this.strategy = b.strategy;
         this.name = b.name;
     }
 
@@ -49,9 +52,15 @@ public final class RepartitionJob {
     public ShuffleResult<MemorySegment> run(Cluster cluster) {
         RecordLayout layout = this.layout;
         List<ObjectRef<Long>> counts = new ArrayList<>(inputs.size());
-        for (ObjectRef<MemorySegment> in : inputs) {
-            counts.add(cluster.task((MemorySegment block) -> layout.records(block.byteSize()), in)
-                    .name(name + "-count").remote());
+        for (int i = 0; i < inputs.size(); i++) {
+            int input = i;
+            counts.add(cluster.task((MemorySegment block) -> {
+                if (block.byteSize() % layout.recordBytes() != 0) {
+                    throw new CroupierException(ErrorCode.BAD_INPUT, "input " + input + ": a block of " + block.byteSize()
+                            + " bytes is not a whole number of " + layout.recordBytes() + "-byte records");
+                }
+                return block.byteSize() / layout.recordBytes();
+            }, inputs.get(i)).name(name + "-count").remote());
         }
         long[] firstRecord = new long[inputs.size() + 1];
         for (int i = 0; i < counts.size(); i++) {
@@ -64,27 +73,14 @@ public final class RepartitionJob {
         return ShuffleJob.<MemorySegment, MemorySegment, MemorySegment>builder()
                 .name(name)
                 .inputs(inputs)
-                .indexedMapper((int i, MemorySegment in, int r) -> {
-                    int records = Math.toIntExact(layout.records(in.byteSize()));
-                    int[] partitionOf = new int[records];
-                    for (int k = 0; k < records; k++) {
-                        partitionOf[k] = outputOf(firstRecord[i] + k, total, n);
-                    }
-                    return RecordKernels.scatter(layout, in, partitionOf, r);
-                })
-                .reducer((int p, List<MemorySegment> blocks) -> RecordKernels.concat(blocks))
+                .indexedMapper((int i, MemorySegment in, int r) ->
+                        RunKernels.scatterByPosition(layout, i, in, firstRecord[i], total, r))
+                .merger((int p, List<MemorySegment> blocks) -> RecordKernels.concat(blocks))
+                .reducer((int p, List<MemorySegment> blocks) -> RunKernels.concatInOrder(layout, blocks, p))
                 .partitions(n)
-                .strategy(Strategy.SIMPLE)
+                .strategy(strategy)
                 .build()
                 .run(cluster);
-    }
-
-    /**
-     * The output holding global record {@code g}: the largest p with floor(p * total / n) <= g,
-     * which is floor(((g + 1) * n - 1) / total).
-     */
-    static int outputOf(long g, long total, int n) {
-        return (int) ((Math.multiplyExact(g + 1, (long) n) - 1) / total);
     }
 
     /** Settings of a repartition, checked by {@link #build()}. Not thread-safe. */
@@ -92,6 +88,7 @@ public final class RepartitionJob {
         private RecordLayout layout = RecordLayout.SORT_BENCHMARK;
         private List<ObjectRef<MemorySegment>> inputs;
         private int partitions;
+        private Strategy strategy = Strategy.AUTO;
         private String name = "repartition";
 
         private Builder() {}
@@ -111,6 +108,12 @@ public final class RepartitionJob {
         /** Number of output blocks N (required). */
         public Builder partitions(int partitions) {
             this.partitions = partitions;
+            return this;
+        }
+
+        /** How blocks travel (default AUTO); every strategy gives the same outputs. */
+        public Builder strategy(Strategy strategy) {
+            this.strategy = Objects.requireNonNull(strategy, "strategy");
             return this;
         }
 

@@ -2,13 +2,16 @@ package dev.croupier.shuffle.records;
 
 import dev.croupier.futures.TaskOutput;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 
 /**
- * The data kernels of {@link RandomShuffleJob}'s full shuffle, over {@link RunFrame} blocks:
- * scatter a map input into one run per partition by a seeded uniform draw per record, and
- * permute a partition's runs uniformly after putting them back in input order.
+ * The data kernels of jobs whose reducers need their input's order, over {@link RunFrame}
+ * blocks: {@link RandomShuffleJob}'s full shuffle (scatter a map input into one run per
+ * partition by a seeded uniform draw per record; permute a partition's runs uniformly after
+ * putting them back in input order) and {@link RepartitionJob} (scatter by input position;
+ * concatenate a partition's runs in input order).
  *
  * <p>No object per record: the scatter draws the same random stream twice (a counting pass,
  * then a copying pass) instead of keeping each record's partition, and the permutation is one
@@ -74,6 +77,52 @@ public final class RunKernels {
             for (long k = 0; k < runs.records[r]; k++, c++, offset += size) {
                 MemorySegment.copy(block, offset, out, (long) destination[c] * size, size);
             }
+        }
+        return out;
+    }
+
+    /**
+     * Sends each record of {@code records} (map input {@code mapIndex}, whose first record is
+     * record {@code first} of all inputs taken in order) to the output whose range holds it:
+     * output {@code p} of {@code partitions} holds records {@code [p*total/partitions,
+     * (p+1)*total/partitions)}. Each output's records are a contiguous slice of the input, copied
+     * once as one run.
+     */
+    public static List<MemorySegment> scatterByPosition(RecordLayout layout, int mapIndex, MemorySegment records,
+                                                        long first, long total, int partitions) {
+        int size = layout.recordBytes();
+        long end = first + layout.records(records.byteSize());
+        List<MemorySegment> blocks = new ArrayList<>(partitions);
+        for (int p = 0; p < partitions; p++) {
+            long lo = Math.max(first, rangeStart(p, total, partitions));
+            long hi = Math.min(end, rangeStart(p + 1, total, partitions));
+            long count = Math.max(0, hi - lo);
+            MemorySegment run = RunFrame.allocateRun(mapIndex, count, size);
+            if (count > 0) {
+                MemorySegment.copy(records, (lo - first) * size, run, RunFrame.HEADER_BYTES, count * size);
+            }
+            blocks.add(run);
+        }
+        return blocks;
+    }
+
+    /** First record of output {@code p}: {@code floor(p * total / partitions)}, without overflow. */
+    static long rangeStart(int p, long total, int partitions) {
+        return Math.multiplyHigh(total, p) == 0 && total * p >= 0 ? total * p / partitions
+                : java.math.BigInteger.valueOf(total).multiply(java.math.BigInteger.valueOf(p))
+                        .divide(java.math.BigInteger.valueOf(partitions)).longValueExact();
+    }
+
+    /** Every record of the runs in {@code blocks}, in input order (by map index), in one block. */
+    public static MemorySegment concatInOrder(RecordLayout layout, List<MemorySegment> blocks, int partition) {
+        int size = layout.recordBytes();
+        RunFrame.Runs runs = RunFrame.read(blocks, size, partition);
+        MemorySegment out = TaskOutput.allocate(runs.totalRecords() * size);
+        long at = 0;
+        for (int r = 0; r < runs.count(); r++) {
+            long bytes = runs.records[r] * size;
+            MemorySegment.copy(blocks.get(runs.block[r]), runs.dataOffset[r], out, at, bytes);
+            at += bytes;
         }
         return out;
     }
