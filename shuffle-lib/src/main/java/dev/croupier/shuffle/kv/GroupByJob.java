@@ -11,6 +11,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
  * Group-by with an aggregate over {@link KvBlock}s: every distinct key once, with the
@@ -25,7 +26,10 @@ import java.util.Objects;
  * Because the maps already aggregate, blocks carry one entry per distinct key of an input, not
  * one per value. With {@link Strategy#STREAMING}, each round folds into the reducers' running
  * states and {@link Builder#onRound} sees partial results (online aggregation): the final states
- * equal the batch answer. Keys of a partition come out in the order they were first met.
+ * equal the batch answer. With {@link Builder#splitPartitionsAbove}, a batch partition too large
+ * for one reducer is split by a second hash of the keys (its pieces are outputs with
+ * {@code parts > 1}, each key in exactly one). Keys of a partition come out in the order they
+ * were first met.
  * Immutable; {@link #run} may be called more than once.
  */
 public final class GroupByJob {
@@ -33,7 +37,8 @@ public final class GroupByJob {
     /** The checked settings, copied out of the builder so the job never changes. */
     private record Settings(List<ObjectRef<MemorySegment>> inputs, Aggregate aggregate, int partitions,
                             Strategy strategy, int mapsPerRound, ShuffleJob.RoundListener<MemorySegment> onRound,
-                            String name) {}
+                            long splitPartitionsAbove, String name,
+                            Consumer<ShuffleJob.Builder<MemorySegment, MemorySegment, MemorySegment>> tuning) {}
 
     private final Settings b;
 
@@ -73,7 +78,11 @@ public final class GroupByJob {
             }
         } else {
             job.reducer((int p, List<MemorySegment> blocks) -> fold(aggregate, blocks));
+            if (b.splitPartitionsAbove > 0) {
+                job.splitPartitionsAbove(b.splitPartitionsAbove, (int p, MemorySegment block, int ways) -> split(block, ways));
+            }
         }
+        b.tuning.accept(job);
         return job.build().run(cluster);
     }
 
@@ -96,6 +105,40 @@ public final class GroupByJob {
         }
     }
 
+    /**
+     * Skew: splits a state block into {@code ways} by a second hash of each key (the hash's low
+     * half; partitions use its high half), so a key's states all go to one sub-reducer and the
+     * sub-reducers' outputs together hold each key once.
+     */
+    static List<MemorySegment> split(MemorySegment block, int ways) {
+        int[] entries = new int[ways];
+        long[] bytes = new long[ways];
+        KvBlock.Cursor c = new KvBlock.Cursor(block);
+        while (c.next()) {
+            int k = subPartitionOf(KeyTable.hash(block, c.keyOffset(), c.keyLength()), ways);
+            entries[k]++;
+            bytes[k] += KvBlock.entryBytes(c.keyLength(), c.valueLength());
+        }
+        KvBlock.Builder[] out = new KvBlock.Builder[ways];
+        for (int k = 0; k < ways; k++) {
+            out[k] = new KvBlock.Builder(entries[k], bytes[k]);
+        }
+        c = new KvBlock.Cursor(block);
+        while (c.next()) {
+            int k = subPartitionOf(KeyTable.hash(block, c.keyOffset(), c.keyLength()), ways);
+            out[k].add(block, c.keyOffset(), c.keyLength(), block, c.valueOffset(), c.valueLength());
+        }
+        List<MemorySegment> pieces = new ArrayList<>(ways);
+        for (KvBlock.Builder builder : out) {
+            pieces.add(builder.build());
+        }
+        return pieces;
+    }
+
+    private static int subPartitionOf(long hash, int ways) {
+        return (int) (((hash & 0xFFFF_FFFFL) * ways) >>> 32);
+    }
+
     /** Settings of a group-by, checked by {@link #build()}. Not thread-safe. */
     public static final class Builder {
         private List<ObjectRef<MemorySegment>> inputs;
@@ -104,7 +147,9 @@ public final class GroupByJob {
         private Strategy strategy = Strategy.AUTO;
         private int mapsPerRound;
         private ShuffleJob.RoundListener<MemorySegment> onRound;
+        private long splitPartitionsAbove;
         private String name = "group-by";
+        private Consumer<ShuffleJob.Builder<MemorySegment, MemorySegment, MemorySegment>> tuning = job -> {};
 
         private Builder() {}
 
@@ -143,8 +188,23 @@ public final class GroupByJob {
             return this;
         }
 
+        /**
+         * Skew (batch strategies): a partition whose state blocks total more than {@code bytes}
+         * is split by a second key hash and reduced by several tasks (0, the default: never).
+         */
+        public Builder splitPartitionsAbove(long bytes) {
+            this.splitPartitionsAbove = bytes;
+            return this;
+        }
+
         public Builder name(String name) {
             this.name = Objects.requireNonNull(name, "name");
+            return this;
+        }
+
+        /** Further settings of the underlying shuffle (rounds, merge factor, speculation...). */
+        public Builder tuning(Consumer<ShuffleJob.Builder<MemorySegment, MemorySegment, MemorySegment>> tuning) {
+            this.tuning = Objects.requireNonNull(tuning, "tuning");
             return this;
         }
 
@@ -167,7 +227,14 @@ public final class GroupByJob {
             if (onRound != null && strategy != Strategy.STREAMING) {
                 throw bad("onRound", "a listener", "strategy STREAMING (other strategies have no rounds of partial results)");
             }
-            return new GroupByJob(new Settings(inputs, aggregate, partitions, strategy, mapsPerRound, onRound, name));
+            if (splitPartitionsAbove < 0) {
+                throw bad("splitPartitionsAbove", splitPartitionsAbove, ">= 1 byte, or 0 for no splitting");
+            }
+            if (splitPartitionsAbove > 0 && strategy == Strategy.STREAMING) {
+                throw bad("splitPartitionsAbove", splitPartitionsAbove, "a batch strategy (STREAMING keeps one state per reducer)");
+            }
+            return new GroupByJob(new Settings(inputs, aggregate, partitions, strategy, mapsPerRound, onRound,
+                    splitPartitionsAbove, name, tuning));
         }
 
         private static CroupierException bad(String knob, Object value, String allowed) {

@@ -130,6 +130,37 @@ class GroupByProperties {
         }
     }
 
+    @Property(tries = 10)
+    void aSkewedPartitionIsSplitByASecondHashAndStaysCorrect(
+            @ForAll("batchStrategies") Strategy strategy,
+            @ForAll @IntRange(min = 1, max = 2) int partitions,
+            @ForAll long seed) throws IOException {
+        Path spill = Files.createTempDirectory("croupier-group-by");
+        try (Cluster cluster = Cluster.builder().nodes(2).cpusPerNode(2).objectStoreBytes(16L << 20)
+                .spillDirectory(spill).smallObjectBytes(256).start()) {
+            Random random = new Random(seed);
+            Map<String, long[]> expected = new TreeMap<>();
+            List<ObjectRef<MemorySegment>> in = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                in.add(cluster.put(randomBlock(random, 200, expected)));
+            }
+            try (ShuffleResult<MemorySegment> result = GroupByJob.builder().inputs(in).aggregate(Aggregate.LONG_SUM)
+                    .partitions(partitions).strategy(strategy).splitPartitionsAbove(512).build().run(cluster)) {
+                assertEquals(column(expected, 0), read(result.values()), "every key once, with its sum");
+                assertTrue(result.outputs().stream().anyMatch(o -> o.parts() > 1), "a partition was split");
+            }
+            in.forEach(ObjectRef::release);
+            assertEquals(0, cluster.objectCount());
+        } finally {
+            deleteTree(spill);
+        }
+    }
+
+    @Provide
+    Arbitrary<Strategy> batchStrategies() {
+        return Arbitraries.of(Strategy.SIMPLE, Strategy.RIFFLE, Strategy.MAGNET, Strategy.PUSH_PIPELINED, Strategy.AUTO);
+    }
+
     @org.junit.jupiter.api.Test
     void aCorruptBlockNamesTheEntryAndItsOffset() {
         MemorySegment block = randomBlock(new Random(1), 3, new TreeMap<>());
@@ -152,6 +183,9 @@ class GroupByProperties {
             e = assertThrows(CroupierException.class, () -> GroupByJob.builder().inputs(in).aggregate(Aggregate.COUNT)
                     .onRound((r, n, s) -> { }).build());
             assertTrue(e.getMessage().contains("onRound"), e.getMessage());
+            e = assertThrows(CroupierException.class, () -> GroupByJob.builder().inputs(in).aggregate(Aggregate.COUNT)
+                    .strategy(Strategy.STREAMING).splitPartitionsAbove(100).build());
+            assertTrue(e.getMessage().contains("splitPartitionsAbove = 100"), e.getMessage());
             in.forEach(ObjectRef::release);
         } finally {
             deleteTree(spill);
