@@ -1,0 +1,122 @@
+package dev.croupier.examples.sort;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.croupier.examples.CroupierCli;
+import dev.croupier.examples.UsageException;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** gensort, valsort, sort and sort-benchmark in-process: outputs, exit codes, JSON keys, atomic output. */
+@Timeout(180)
+class SortCommandsTest {
+
+    @TempDir
+    Path dir;
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private record Run(int code, String out) {}
+
+    private static Run run(CroupierCli.Command command, String... args) throws Exception {
+        PrintStream old = System.out;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int code;
+        try {
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            code = command.run(args);
+        } finally {
+            System.setOut(old);
+        }
+        return new Run(code, out.toString(StandardCharsets.UTF_8));
+    }
+
+    private String[] cluster(String... args) {
+        return Stream.concat(Stream.of(args), Stream.of("--nodes", "2", "--store-memory", "16m", "--spill-dir", dir.toString()))
+                .toArray(String[]::new);
+    }
+
+    @Test
+    void gensortSortValsortRoundTrip() throws Exception {
+        Path in = dir.resolve("in");
+        Path again = dir.resolve("again");
+        assertEquals(0, run(new SortCommands.GenSort(), "20000", in.toString(), "--seed", "9").code());
+        assertEquals(0, run(new SortCommands.GenSort(), "20000", again.toString(), "--seed", "9").code());
+        assertEquals(2_000_000, Files.size(in));
+        assertArrayEquals(Files.readAllBytes(in), Files.readAllBytes(again), "same seed, same records");
+
+        Run unsorted = run(new SortCommands.ValSort(), in.toString(), "--json");
+        assertEquals(1, unsorted.code(), "valsort fails on an unsorted file");
+        JsonNode input = JSON.readTree(unsorted.out());
+        assertFalse(input.get("ordered").asBoolean());
+        assertEquals(20000, input.get("records").asLong());
+
+        Path out = dir.resolve("out");
+        JsonNode report = JSON.readTree(run(new SortCommands.Sort(),
+                cluster(in.toString(), out.toString(), "--strategy", "riffle", "--partitions", "5", "--json")).out());
+        for (String key : List.of("records", "bytes", "seconds", "phases", "spilled_bytes", "restored_bytes",
+                "strategy", "nodes", "partitions")) {
+            assertTrue(report.has(key), key + " in " + report);
+        }
+        assertEquals("riffle", report.get("strategy").asText());
+        assertEquals(5, report.get("partitions").asInt());
+        Run sorted = run(new SortCommands.ValSort(), out.toString(), "--json");
+        assertEquals(0, sorted.code());
+        JsonNode output = JSON.readTree(sorted.out());
+        assertTrue(output.get("ordered").asBoolean());
+        assertEquals(input.get("checksum").asText(), output.get("checksum").asText(), "the same records");
+
+        Path parts = dir.resolve("parts");
+        assertEquals(0, run(new SortCommands.Sort(), cluster(in.toString(), "--output-parts", parts.toString(),
+                "--partitions", "3")).code());
+        try (Stream<Path> files = Files.list(parts)) {
+            assertEquals(List.of("part-00000", "part-00001", "part-00002"),
+                    files.map(p -> p.getFileName().toString()).sorted().toList());
+        }
+    }
+
+    @Test
+    void aFailedSortLeavesNoOutputAndNoTemporaryFile() throws Exception {
+        Path bad = dir.resolve("bad");
+        Files.write(bad, new byte[250]);
+        Path outDir = Files.createDirectories(dir.resolve("o"));
+        Exception e = assertThrows(Exception.class,
+                () -> run(new SortCommands.Sort(), cluster(bad.toString(), outDir.resolve("out").toString())));
+        assertTrue(e.getMessage().contains("offset 200"), e.getMessage());
+        try (Stream<Path> left = Files.list(outDir)) {
+            assertEquals(List.of(), left.toList(), "no OUT, no temporary file");
+        }
+        assertThrows(UsageException.class, () -> run(new SortCommands.Sort(), cluster(bad.toString(), "x", "--strategy", "fast")));
+    }
+
+    @Test
+    void sortBenchmarkReportsEveryKeyAndValidatesOnDiskAndInMemory() throws Exception {
+        for (String mode : List.of("--json", "--in-memory")) {
+            Run r = run(new SortCommands.SortBenchmark(), cluster("--size", "3m", "--partitions", "4", "--json", mode));
+            assertEquals(0, r.code(), r.out());
+            JsonNode report = JSON.readTree(r.out());
+            for (String key : List.of("records", "bytes", "seconds", "phases", "spilled_bytes", "restored_bytes",
+                    "strategy", "nodes", "partitions", "valid", "checksum")) {
+                assertTrue(report.has(key), key + " in " + report);
+            }
+            assertTrue(report.get("valid").asBoolean());
+            assertEquals(report.get("input_checksum").asText(), report.get("checksum").asText());
+            assertEquals(3L * 1024 * 1024 / 100, report.get("records").asLong(), "sizes are binary: 3m is 3 MiB");
+            assertEquals(2, report.get("nodes").asInt());
+        }
+    }
+}
