@@ -14,14 +14,18 @@ import java.nio.file.Path;
 import java.util.Locale;
 
 /**
- * The few libc calls the JDK does not offer: {@code open}/{@code close} to get a descriptor,
- * {@code posix_fadvise} to drop pages from the page cache, {@code mincore} to count them.
+ * The few libc calls the JDK does not offer: {@code open}/{@code close}/{@code pread} for a
+ * descriptor whose page-cache advice the sampler controls, {@code posix_fadvise} to turn off
+ * readahead and drop pages from the page cache, {@code mincore} to count them, and
+ * {@code mmap}/{@code madvise} for huge-page workspaces.
  *
  * <p>Design note: calls go through FFM downcalls ({@link Linker#nativeLinker()}), which need
  * {@code --enable-native-access} (the build passes it). A separate {@code O_RDONLY} descriptor
- * is opened for advice instead of digging the descriptor out of a {@code FileChannel}
- * reflectively: {@code POSIX_FADV_DONTNEED} acts on the file's page cache, whichever
- * descriptor names it. Linux only; elsewhere {@link #AVAILABLE} is false and callers skip
+ * is opened instead of digging the descriptor out of a {@code FileChannel} reflectively, and
+ * buffered reads go through it: {@code POSIX_FADV_DONTNEED} acts on the file's page cache,
+ * whichever descriptor names it, but {@code POSIX_FADV_RANDOM} (no readahead) only on the
+ * open file description it is given. Without it every buffered read pulls in a readahead
+ * window that {@code DONTNEED} on the span read never drops. Linux only; elsewhere {@link #AVAILABLE} is false and callers skip
  * the advice. Thread-safe: the handles are immutable and the calls are reentrant.
  */
 final class Libc {
@@ -33,7 +37,9 @@ final class Libc {
     private static final int O_RDONLY = 0;
     /** Same value on x86-64 and aarch64 Linux. */
     private static final int O_CLOEXEC = 0x80000;
+    private static final int POSIX_FADV_RANDOM = 1;
     private static final int POSIX_FADV_DONTNEED = 4;
+    private static final int EINTR = 4;
     private static final int SC_PAGESIZE = 30;
     private static final int PROT_READ_WRITE = 0x1 | 0x2;
     private static final int MAP_PRIVATE_ANONYMOUS = 0x02 | 0x20;
@@ -49,6 +55,7 @@ final class Libc {
 
     private static final MethodHandle OPEN;
     private static final MethodHandle CLOSE;
+    private static final MethodHandle PREAD;
     private static final MethodHandle FADVISE;
     private static final MethodHandle MINCORE;
     private static final MethodHandle SYSCONF;
@@ -66,6 +73,10 @@ final class Libc {
                     ERRNO, Linker.Option.firstVariadicArg(2));
             CLOSE = LINKER.downcallHandle(libc.findOrThrow("close"),
                     FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+            PREAD = LINKER.downcallHandle(libc.findOrThrow("pread"),
+                    FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS,
+                            ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG),
+                    ERRNO);
             FADVISE = LINKER.downcallHandle(libc.findOrThrow("posix_fadvise"),
                     FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT,
                             ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
@@ -84,7 +95,7 @@ final class Libc {
                     FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG,
                             ValueLayout.JAVA_INT));
         } else {
-            OPEN = CLOSE = FADVISE = MINCORE = SYSCONF = MMAP = MUNMAP = MADVISE = null;
+            OPEN = CLOSE = PREAD = FADVISE = MINCORE = SYSCONF = MMAP = MUNMAP = MADVISE = null;
         }
     }
 
@@ -112,6 +123,41 @@ final class Libc {
             int ignored = (int) CLOSE.invokeExact(fd);
         } catch (Throwable t) {
             throw new IllegalStateException("close(2) downcall failed", t);
+        }
+    }
+
+    /**
+     * Reads up to {@code length} bytes at file offset {@code position} into {@code target}
+     * starting at {@code offset}; returns the bytes read, 0 at the end of the file. Retries
+     * when interrupted by a signal.
+     */
+    static long pread(int fd, MemorySegment target, long offset, long length, long position) throws IOException {
+        MemorySegment into = target.asSlice(offset, length);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(CALL_STATE);
+            while (true) {
+                long n = (long) PREAD.invokeExact(state, fd, into, length, position);
+                if (n >= 0) {
+                    return n;
+                }
+                int errno = (int) ERRNO_HANDLE.get(state, 0L);
+                if (errno != EINTR) {
+                    throw new IOException("pread of " + length + " bytes at offset " + position + " failed: errno " + errno);
+                }
+            }
+        } catch (IOException | RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("pread(2) downcall failed", t);
+        }
+    }
+
+    /** Turns off readahead for reads through {@code fd}. Returns 0 or an error number. */
+    static int adviseRandom(int fd) {
+        try {
+            return (int) FADVISE.invokeExact(fd, 0L, 0L, POSIX_FADV_RANDOM);
+        } catch (Throwable t) {
+            throw new IllegalStateException("posix_fadvise(2) downcall failed", t);
         }
     }
 
@@ -153,13 +199,18 @@ final class Libc {
     /**
      * Maps {@code size} bytes of zeroed anonymous memory, 2 MiB-aligned and advised as
      * transparent huge pages, owned by {@code arena} (unmapped when it closes). Pages are
-     * zeroed by the kernel on first touch, so nothing is written up front; the alignment
-     * slack is address space that is never touched. Huge pages matter because readers write
-     * rows to scattered slots of a workspace of hundreds of MiB: with 4 KiB pages nearly every
-     * row write misses the TLB.
+     * zeroed by the kernel on first touch, so nothing is written up front. Huge pages matter
+     * because readers write rows to scattered slots of a workspace of hundreds of MiB: with
+     * 4 KiB pages nearly every row write misses the TLB.
+     *
+     * <p>To get the alignment it maps 2 MiB more than needed and unmaps the slack on both
+     * sides, so the mapping ends at {@code size} rounded up to a base page. Left in place, the
+     * tail slack would let the kernel back the last partial 2 MiB region with a whole huge
+     * page, up to 2 MiB of resident memory beyond what the sampler counts against its limit.
      */
     static MemorySegment mapAnonymous(long size, Arena arena) {
-        long reserved = size + HUGE_PAGE;
+        long length = SamplerLayout.alignUp(size, pageSize());
+        long reserved = length + HUGE_PAGE;
         MemorySegment raw;
         try {
             raw = (MemorySegment) MMAP.invokeExact(MemorySegment.NULL, reserved, PROT_READ_WRITE,
@@ -171,14 +222,21 @@ final class Libc {
             throw new OutOfMemoryError("mmap of " + reserved + " bytes of anonymous memory failed");
         }
         long start = (raw.address() + HUGE_PAGE - 1) & -HUGE_PAGE;
-        MemorySegment whole = raw.reinterpret(reserved, arena, Libc::unmap);
-        MemorySegment aligned = whole.asSlice(start - raw.address(), size);
+        long head = start - raw.address();
+        long tail = reserved - head - length;
+        if (head > 0) {
+            unmap(MemorySegment.ofAddress(raw.address()).reinterpret(head));
+        }
+        if (tail > 0) {
+            unmap(MemorySegment.ofAddress(start + length).reinterpret(tail));
+        }
+        MemorySegment mapping = MemorySegment.ofAddress(start).reinterpret(length, arena, Libc::unmap);
         try {
-            int ignored = (int) MADVISE.invokeExact(aligned, size, MADV_HUGEPAGE);
+            int ignored = (int) MADVISE.invokeExact(mapping, length, MADV_HUGEPAGE);
         } catch (Throwable t) {
             throw new IllegalStateException("madvise(2) downcall failed", t);
         }
-        return aligned;
+        return mapping.asSlice(0, size);
     }
 
     private static void unmap(MemorySegment mapping) {

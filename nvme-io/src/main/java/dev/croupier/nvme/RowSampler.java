@@ -123,6 +123,10 @@ public final class RowSampler implements AutoCloseable {
         try {
             if (!directIo && Libc.AVAILABLE) {
                 fd = Libc.openReadOnly(file);
+                int rc = Libc.adviseRandom(fd);
+                if (rc != 0) {
+                    throw new IOException(file + ": posix_fadvise(RANDOM) failed with error " + rc);
+                }
             }
             long allocated = 0;
             MemorySegment[] ioBuffers = new MemorySegment[b.readerThreads];
@@ -136,7 +140,7 @@ public final class RowSampler implements AutoCloseable {
                 MemorySegment rows = Libc.AVAILABLE ? Libc.mapAnonymous(bytes, memory)
                         : memory.allocate(bytes, SamplerLayout.WORKSPACE_ALIGNMENT);
                 workspaces[i] = new Workspace(rows, layout.planChunks());
-                allocated += bytes + SamplerLayout.WORKSPACE_ALIGNMENT - 1
+                allocated += bytes + SamplerLayout.WORKSPACE_SLACK
                         + (long) layout.planChunks() * (Long.BYTES + Integer.BYTES);
             }
             this.allocatedBytes = allocated;
@@ -360,6 +364,7 @@ public final class RowSampler implements AutoCloseable {
         private int chunkBytes = DEFAULT_CHUNK_BYTES;
         private long seed = DEFAULT_SEED;
         private boolean withReplacement = true;
+        private boolean bufferedReads;
 
         private Builder(Path file) {
             this.file = file;
@@ -417,6 +422,15 @@ public final class RowSampler implements AutoCloseable {
         /** True (default): independent draws. False: epochs that visit every row exactly once. */
         public Builder withReplacement(boolean withReplacement) {
             this.withReplacement = withReplacement;
+            return this;
+        }
+
+        /**
+         * Reads buffered (then drops the pages) even where {@code O_DIRECT} works, so tests can
+         * drive the fallback on a disk-backed file system, where page-cache residency is visible.
+         */
+        Builder bufferedReads() {
+            this.bufferedReads = true;
             return this;
         }
 
@@ -479,7 +493,9 @@ public final class RowSampler implements AutoCloseable {
             String fsType = store.type();
             FileChannel channel = null;
             String whyBuffered;
-            if ("tmpfs".equals(fsType) || "ramfs".equals(fsType)) {
+            if (bufferedReads) {
+                whyBuffered = "buffered reads were asked for";
+            } else if ("tmpfs".equals(fsType) || "ramfs".equals(fsType)) {
                 // tmpfs may accept O_DIRECT (Linux 6.6+), but its pages are the storage itself.
                 whyBuffered = fsType + " keeps files in the page cache";
             } else {

@@ -32,8 +32,15 @@ record SamplerLayout(int rowsPerChunk, long chunkCount, int maxReadBytes, int pr
      */
     static final int MAX_CHUNKS_PER_FILL = 8192;
 
-    /** Alignment of workspace memory: a cache line. */
+    /** Alignment of workspace memory where it is not mapped anonymously: a cache line. */
     static final int WORKSPACE_ALIGNMENT = 64;
+
+    /**
+     * Bytes a workspace may occupy beyond its rows: an anonymous mapping is rounded up to
+     * whole base pages, which are at most 64 KiB on Linux (4 KiB on x86-64). Counting the
+     * largest keeps the sum under the limit on every page size.
+     */
+    static final long WORKSPACE_SLACK = (64 << 10) - 1;
 
     /** Bytes per planned chunk: a {@code long} chunk index and an {@code int} first slot. */
     private static final int PLAN_BYTES_PER_CHUNK = Long.BYTES + Integer.BYTES;
@@ -96,7 +103,7 @@ record SamplerLayout(int rowsPerChunk, long chunkCount, int maxReadBytes, int pr
     /** Everything the sampler allocates, including alignment slack. */
     long allocatedBytes(int rowSize, int readerThreads) {
         long io = (long) readerThreads * (maxReadBytes + ioAlignment - 1);
-        long workspace = workspaceBytes(rowSize) + WORKSPACE_ALIGNMENT - 1;
+        long workspace = workspaceBytes(rowSize) + WORKSPACE_SLACK;
         long plan = (long) planChunks * PLAN_BYTES_PER_CHUNK;
         return io + 2 * (workspace + plan);
     }

@@ -172,6 +172,31 @@ class RowSamplerTest {
         Path file = Files.createTempFile(shm, "croupier-nvme-", ".bin");
         try {
             RowFiles.write(file, 100, 5_000);
+            List<String> logged = new ArrayList<>();
+            java.util.logging.Logger log = java.util.logging.Logger.getLogger(RowSampler.class.getName());
+            java.util.logging.Handler handler = new java.util.logging.Handler() {
+                @Override
+                public void publish(java.util.logging.LogRecord record) {
+                    logged.add(record.getMessage());
+                }
+
+                @Override
+                public void flush() {}
+
+                @Override
+                public void close() {}
+            };
+            log.addHandler(handler);
+            try (RowSampler s = sampler(file, 100).withReplacement(false).build()) {
+                assertFalse(s.directIo());
+                s.readBatch(250);
+                s.readBatch(250);
+                assertEquals(1, logged.size(), "the fallback is announced once: " + logged);
+                assertTrue(logged.getFirst().contains(file + ": tmpfs keeps files in the page cache; using buffered reads"),
+                        logged.getFirst());
+            } finally {
+                log.removeHandler(handler);
+            }
             try (RowSampler s = sampler(file, 100).withReplacement(false).build()) {
                 assertFalse(s.directIo());
                 boolean[] seen = new boolean[5_000];
@@ -187,6 +212,25 @@ class RowSamplerTest {
         } finally {
             Files.deleteIfExists(file);
         }
+    }
+
+    @Test
+    void theBufferedFallbackDropsWhatItReadFromThePageCache() throws IOException {
+        assumeTrue(PageCacheProbe.available() && !RowFiles.isTmpfs(dir), "needs Linux and a disk-backed temp dir");
+        Path file = RowFiles.write(dir.resolve("rows.bin"), 100, 100_000);
+        PageCacheProbe.evict(file);
+        assertEquals(0, PageCacheProbe.residentBytes(file), "evicted file starts cold");
+        try (RowSampler s = sampler(file, 100).bufferedReads().build()) {
+            assertFalse(s.directIo());
+            for (int i = 0; i < 200; i++) {
+                RowBatch batch = s.readBatch(256);
+                for (int r = 0; r < batch.rowCount(); r++) {
+                    RowFiles.checkedIndex(batch.row(r), 100_000);
+                }
+            }
+            assertTrue(s.stats().bytesRead() >= 200L * 256 * 100);
+        }
+        assertEquals(0, PageCacheProbe.residentBytes(file), "buffered reads left pages in the cache");
     }
 
     @Test
