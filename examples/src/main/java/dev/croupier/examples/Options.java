@@ -103,6 +103,24 @@ public final class Options {
         return inRange(name, raw, v, min, max);
     }
 
+    /** A decimal option within {@code [min, max]}, such as a duration in seconds. */
+    public double decimal(String name, double fallback, double min, double max) {
+        String raw = values.get(name);
+        if (raw == null) {
+            return fallback;
+        }
+        double v;
+        try {
+            v = Double.parseDouble(raw.trim());
+        } catch (NumberFormatException e) {
+            throw new UsageException("--" + name + " = '" + raw + "' is not a number");
+        }
+        if (!(v >= min && v <= max)) {
+            throw new UsageException("--" + name + " = " + raw + " is out of range; allowed: " + min + ".." + max);
+        }
+        return v;
+    }
+
     /** A size in bytes: a number with an optional k, m, g or t suffix (powers of 1024). */
     public long size(String name, long fallback, long min, long max) {
         String raw = values.get(name);

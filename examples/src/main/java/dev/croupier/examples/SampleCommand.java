@@ -12,7 +12,7 @@ import java.util.Set;
 
 /**
  * {@code croupier sample FILE --row-size B --batch N [--threads T] [--seconds S]
- * [--chunk-bytes C] [--memory-limit M] [--no-replacement] [--json]}: samples random rows
+ * [--chunk-bytes C] [--memory-limit M] [--row-count R] [--no-replacement] [--json]}: samples random rows
  * from FILE for S seconds and prints samples/s, GiB/s of rows, GiB/s read from disk and the
  * page-cache bytes the run added to FILE (measured with mincore before and after).
  * Not thread-safe; one run per instance at a time.
@@ -21,11 +21,15 @@ public final class SampleCommand implements CroupierCli.Command {
 
     /** Default run length in seconds. */
     static final double DEFAULT_SECONDS = 10;
+    /** Shortest run accepted: one millisecond (at least one batch is always read). */
+    static final double MIN_SECONDS = 0.001;
+    /** Longest run accepted: one day. */
+    static final double MAX_SECONDS = 86_400;
 
     private static final double GIB = 1024.0 * 1024 * 1024;
 
     private static final String USAGE = "usage: croupier sample FILE --row-size B --batch N [--threads T] [--seconds S]"
-            + " [--chunk-bytes C] [--memory-limit M] [--no-replacement] [--json]";
+            + " [--chunk-bytes C] [--memory-limit M] [--row-count R] [--no-replacement] [--json]";
 
     @Override
     public int run(String[] args) throws Exception {
@@ -34,10 +38,12 @@ public final class SampleCommand implements CroupierCli.Command {
             System.out.println("  Samples random rows of B bytes from FILE in batches of N for S seconds (default "
                     + DEFAULT_SECONDS + ") and prints samples/s, GiB/s and the page-cache bytes the run added.");
             System.out.println("  Sizes take k, m, g suffixes. --no-replacement samples epochs that visit each row once.");
+            System.out.println("  --row-count R samples only the first R rows (for a file that is not whole rows).");
             return 0;
         }
         Options o = Options.parse("sample", args, Set.of("no-replacement", "json"),
-                Set.of("row-size", "batch", "threads", "seconds", "chunk-bytes", "memory-limit"));
+                Set.of("row-size", "batch", "threads", "seconds", "chunk-bytes", "memory-limit",
+                        "row-count"));
         List<String> files = o.positional();
         if (files.size() != 1) {
             throw new UsageException("expected exactly one FILE, got " + files + "; " + USAGE);
@@ -57,11 +63,15 @@ public final class SampleCommand implements CroupierCli.Command {
         int threads = o.integer("threads", RowSampler.DEFAULT_READER_THREADS, 1, RowSampler.MAX_READER_THREADS);
         int chunkBytes = (int) o.size("chunk-bytes", RowSampler.DEFAULT_CHUNK_BYTES, 1, RowSampler.MAX_CHUNK_BYTES);
         long memoryLimit = o.size("memory-limit", RowSampler.DEFAULT_MEMORY_LIMIT, 1, Long.MAX_VALUE);
-        double seconds = secondsOption(o.string("seconds", Double.toString(DEFAULT_SECONDS)));
+        double seconds = o.decimal("seconds", DEFAULT_SECONDS, MIN_SECONDS, MAX_SECONDS);
+        long rowCount = o.longValue("row-count", 0, 1, Long.MAX_VALUE);
         boolean withReplacement = !o.flag("no-replacement");
         boolean json = o.flag("json");
         RowSampler.Builder builder = RowSampler.builder(file).rowSize(rowSize).maxBatchRows(batch)
                 .readerThreads(threads).chunkBytes(chunkBytes).memoryLimit(memoryLimit).withReplacement(withReplacement);
+        if (rowCount > 0) {
+            builder.rowCount(rowCount);
+        }
         boolean probe = PageCacheProbe.available();
         long cachedBefore = probe ? PageCacheProbe.residentBytes(file) : 0;
         long rows = 0;
@@ -115,18 +125,6 @@ public final class SampleCommand implements CroupierCli.Command {
             return builder.build();
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage());
-        }
-    }
-
-    private static double secondsOption(String value) {
-        try {
-            double v = Double.parseDouble(value);
-            if (!(v > 0) || v > 86_400) {
-                throw new UsageException("--seconds = " + value + " is out of range; allowed: (0, 86400]");
-            }
-            return v;
-        } catch (NumberFormatException e) {
-            throw new UsageException("--seconds = '" + value + "' is not a number");
         }
     }
 }
