@@ -30,6 +30,10 @@ final class SpillFile {
     private volatile long end;
     /** Objects whose spill copy lives here and is not dead; guarded by the store's lock. */
     int liveObjects;
+    /** Frame bytes of those objects' copies; guarded by the store's lock. */
+    long liveBytes;
+    /** Compaction prefetch rounds since a copy here last died; guarded by the store's lock. */
+    int compactPrefetches;
     /** Closed for appends; guarded by the store's lock. */
     boolean full;
     /** Deleted from disk; guarded by the store's lock. */

@@ -52,6 +52,10 @@ final class StoreEngine {
 
     /** Fraction of capacity above which objects are spilled ahead of need (Ray uses 0.8). */
     static final double SPILL_THRESHOLD = 0.8;
+    /** A closed spill file is compacted once its live copies fill less than this fraction of it. */
+    static final double COMPACT_LIVE_FRACTION = 0.25;
+    /** Prefetch rounds one compaction may start before it waits for a copy of the file to die. */
+    static final int COMPACT_PREFETCH_ROUNDS = 3;
     /** Threads restoring prefetched objects. */
     static final int PREFETCH_THREADS = 2;
     /** Most objects per spill batch (bounds the gathering write's buffer list). */
@@ -111,6 +115,10 @@ final class StoreEngine {
     private long lruBytes;
     /** Spill attempts failed so far; a waiter seeing this grow while it waits gets the failure. */
     private long spillFailures;
+    /** Closed spill files waiting to be compacted, oldest first; guarded by the lock. */
+    private final Set<SpillFile> compactions = new LinkedHashSet<>();
+    private long compactedFiles;
+    private long compactedBytes;
     private SpillFailedException lastSpillFailure;
     /** After a failure, spilling waits for a new request or a free before trying again. */
     private boolean spillBlocked;
@@ -345,14 +353,85 @@ final class StoreEngine {
             entry.fallback = null;
         }
         if (entry.spill != null) {
-            SpillRecord record = entry.spill;
-            entry.spill = null;
-            record.file().liveObjects--;
-            spillLog().dead(entry.id, record, entry.size);
-            deleteIfDead(record.file());
+            dropSpillCopy(entry);
         }
         spillBlocked = false;
         changed.signalAll();
+    }
+
+    /** Marks the entry's spill copy dead; deletes its file if that was the last, else maybe compacts it. Called locked. */
+    private void dropSpillCopy(ObjectEntry entry) {
+        SpillRecord record = entry.spill;
+        entry.spill = null;
+        SpillFile file = record.file();
+        file.liveObjects--;
+        file.compactPrefetches = 0;
+        file.liveBytes -= SpillFrame.frameBytes(record.storedLength());
+        spillLog().dead(entry.id, record, entry.size);
+        deleteIfDead(file);
+        if (!file.deleted && file.full && file.liveBytes < COMPACT_LIVE_FRACTION * file.end()
+                && compactions.add(file)) {
+            spillWanted.signal();
+        }
+    }
+
+    /**
+     * Compaction of a closed spill file whose live copies fill less than
+     * {@link #COMPACT_LIVE_FRACTION} of it, so a few long-lived objects cannot pin a mostly dead
+     * file on disk forever. It reuses the store's own moves instead of copying frames: live
+     * objects still in memory lose their spill copy (they become ordinary unspilled objects,
+     * which the spill thread writes again, into the current file, only if memory runs short), and
+     * spilled ones are prefetched first and handled the same way once their restore is done. When
+     * the last copy is dropped the file is deleted as any dead file. Busy objects (pinned,
+     * restoring) are left for a later pass; the file is looked at again whenever one of its copies
+     * dies or a compaction prefetch finishes. Runs on the spill thread, locked, without waiting
+     * for I/O: the prefetch needs the spill thread to make room.
+     */
+    private void compact(SpillFile file) {
+        if (file.deleted || closed) {
+            return;
+        }
+        List<ObjectEntry> copies = new ArrayList<>();
+        for (ObjectEntry entry : live) {
+            if (entry.spill != null && entry.spill.file() == file) {
+                copies.add(entry);
+            }
+        }
+        List<ObjectId> spilled = new ArrayList<>();
+        for (ObjectEntry entry : copies) {
+            if (entry.pins > 0 || entry.restoring || entry.spilling || !entry.sealed) {
+                continue;
+            }
+            if (entry.resident()) {
+                makeBusy(entry);
+                entry.prefetched = false;
+                compactedBytes += entry.size;
+                dropSpillCopy(entry);
+                makeIdle(entry);
+            } else {
+                spilled.add(entry.id);
+            }
+        }
+        if (file.deleted) {
+            compactedFiles++;
+        } else if (!spilled.isEmpty() && file.compactPrefetches++ < COMPACT_PREFETCH_ROUNDS) {
+            // look again once the restores are in; a prefetch may also give up when memory is full
+            lock.unlock();
+            try {
+                prefetch(spilled).whenComplete((done, failure) -> {
+                    lock.lock();
+                    try {
+                        if (!closed && !file.deleted && compactions.add(file)) {
+                            spillWanted.signal();
+                        }
+                    } finally {
+                        lock.unlock();
+                    }
+                });
+            } finally {
+                lock.lock();
+            }
+        }
     }
 
     private void deleteIfDead(SpillFile file) {
@@ -393,11 +472,17 @@ final class StoreEngine {
             items.clear();
             lock.lock();
             try {
-                while (!closed && !wantsSpill()) {
+                while (!closed && !wantsSpill() && (compactions.isEmpty() || spillBlocked)) {
                     spillWanted.awaitUninterruptibly();
                 }
                 if (closed) {
                     return;
+                }
+                if (!wantsSpill()) {
+                    SpillFile file = compactions.iterator().next();
+                    compactions.remove(file);
+                    compact(file);
+                    continue;
                 }
                 long target = Math.max(minBatch, Math.min(maxBatch, queuedBytes
                         + (long) (allocator.used() - evictableBytes - SPILL_THRESHOLD * allocator.capacity())));
@@ -461,6 +546,7 @@ final class StoreEngine {
                 SpillRecord record = result.records().get(i);
                 entry.spill = record;
                 record.file().liveObjects++;
+                record.file().liveBytes += SpillFrame.frameBytes(record.storedLength());
                 bytesSpilled += entry.size;
                 spillLog().spilled(entry.id, record, entry.size);
             } else {
@@ -952,7 +1038,7 @@ final class StoreEngine {
             return new StoreMetrics(allocator.capacity(), bytesInMemory, allocator.used(), pinnedBytes,
                     bytesOnDisk, bytesFallback, bytesSpilled, bytesRestored, fileBytes,
                     unsealed, inMemory, spilled, fallback, pinned, queue.size(), spillFiles.size(),
-                    spillNanos, restoreNanos, spillFailures);
+                    spillNanos, restoreNanos, spillFailures, compactedFiles, compactedBytes);
         } finally {
             lock.unlock();
         }

@@ -25,6 +25,9 @@ package dev.croupier.objectstore;
  * @param spillNanos cumulative time spent writing spill files
  * @param restoreNanos cumulative time spent reading objects back
  * @param spillFailures spill attempts that failed (for example on a full disk)
+ * @param compactedFiles mostly dead spill files deleted by compaction
+ * @param compactedBytes bytes of live objects whose spill copy compaction dropped (to be
+ *     written again, into a newer file, only if memory runs short)
  */
 public record StoreMetrics(
         long capacityBytes,
@@ -45,7 +48,9 @@ public record StoreMetrics(
         int spillFiles,
         long spillNanos,
         long restoreNanos,
-        long spillFailures) {
+        long spillFailures,
+        long compactedFiles,
+        long compactedBytes) {
 
     /**
      * Returns the average spill write throughput so far.
