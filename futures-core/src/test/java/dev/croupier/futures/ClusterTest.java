@@ -365,6 +365,38 @@ class ClusterTest {
         }
     }
 
+    /**
+     * One death, many rebuilds of one creator: three consumers of a freed intermediate die with
+     * their node, and each lost output rebuilds the intermediate's creator again. Rebuilds are
+     * not retries, so a creator allowed no retry at all is rebuilt as often as its consumers need.
+     */
+    @Test
+    void rebuildsDoNotSpendRetries() {
+        try (Cluster c = TestClusters.small(2, spill).smallObjectBytes(0).start()) {
+            AtomicInteger runs = new AtomicInteger();
+            ObjectRef<Long> intermediate = c.task(() -> {
+                runs.incrementAndGet();
+                return 7L;
+            }).onNode(1, Affinity.SOFT).maxRetries(0).remote();
+            List<ObjectRef<Long>> consumers = new ArrayList<>();
+            for (long k = 1; k <= 3; k++) {
+                long factor = k;
+                consumers.add(c.task((Long x) -> x * factor, intermediate).onNode(1, Affinity.SOFT).remote());
+            }
+            for (ObjectRef<Long> consumer : consumers) {
+                consumer.whenDone().join();
+            }
+            intermediate.release(); // freed: only the consumers' lineage knows it now
+            c.killNode(1);
+            c.restartNode(1);
+            for (int k = 0; k < 3; k++) {
+                assertEquals(7L * (k + 1), consumers.get(k).get());
+                consumers.get(k).release();
+            }
+            assertTrue(runs.get() >= 2, "the freed intermediate was rebuilt: " + runs.get() + " runs");
+        }
+    }
+
     @Test
     void hardAffinityToADeadNodeFailsAndSoftAffinityMovesOn() {
         try (Cluster c = TestClusters.start(2, spill)) {

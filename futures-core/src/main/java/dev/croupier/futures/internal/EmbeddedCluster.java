@@ -456,7 +456,14 @@ public final class EmbeddedCluster implements Cluster {
 
     // ---------------------------------------------------------------- lineage
 
-    /** Rebuilds a lost or freed entry by re-running its creator (which may rebuild its own arguments). */
+    /**
+     * Rebuilds a lost or freed entry by re-running its creator (which may rebuild its own
+     * arguments). A rebuild is not a retry and does not spend the creator's {@code maxRetries}:
+     * one node death can need the same creator several times (each lost downstream object
+     * whose inputs were already freed rebuilds its chain again: a shuffle's map, once per lost
+     * reduce output), and every rebuild answers a loss, so the number of rebuilds is bounded by
+     * the losses, not by the task.
+     */
     void rebuild(ObjectEntry entry) {
         if (!entry.markRebuilding()) {
             return;
@@ -468,23 +475,14 @@ public final class EmbeddedCluster implements Cluster {
                     + " put cannot be rebuilt"), completionSeq.incrementAndGet()));
             return;
         }
-        boolean resubmit = false;
-        boolean exhausted = false;
+        boolean resubmit;
         synchronized (creator) {
-            if (creator.state == TaskSpec.State.DONE) {
-                exhausted = creator.retries >= creator.maxRetries;
-                if (!exhausted) {
-                    creator.retries++;
-                    creator.state = TaskSpec.State.WAITING;
-                    resubmit = true;
-                }
+            resubmit = creator.state == TaskSpec.State.DONE;
+            if (resubmit) {
+                creator.state = TaskSpec.State.WAITING;
             }
         }
-        if (exhausted) {
-            Trampoline.runAll(entry.markFailed(new TaskFailedException(creator.name, -1, entry + " was lost and "
-                    + creator + " has used its " + creator.maxRetries + " retries", null),
-                    completionSeq.incrementAndGet()));
-        } else if (resubmit) {
+        if (resubmit) {
             for (ObjectEntry dep : creator.deps) {
                 dep.addTaskUse();
             }
