@@ -24,6 +24,7 @@ final class SpillFile {
 
     final int number;
     final Path path;
+    /** The spill thread's channel, for appends; readers open their own ({@link #openForReading}). */
     final FileChannel channel;
 
     /** Bytes of complete frames (the append position); written by the spill writer. */
@@ -95,11 +96,22 @@ final class SpillFile {
         Files.deleteIfExists(path);
     }
 
-    /** Reads exactly {@code buffer.remaining()} bytes at {@code position}. */
-    void readFully(ByteBuffer buffer, long position) throws IOException {
+    /**
+     * Opens a channel of the caller's own for reading. The file's {@link #channel} belongs to the
+     * spill thread: a {@code FileChannel} is an interruptible channel, and an interrupt of any
+     * thread blocked in it closes it for every thread. Readers are tasks of any node (a node
+     * kill interrupts its workers, some of them reading a neighbour's spill file), so each read
+     * goes through a channel that only its own thread can close.
+     */
+    FileChannel openForReading() throws IOException {
+        return FileChannel.open(path, StandardOpenOption.READ);
+    }
+
+    /** Reads exactly {@code buffer.remaining()} bytes at {@code position} through {@code reader}. */
+    void readFully(FileChannel reader, ByteBuffer buffer, long position) throws IOException {
         long p = position;
         while (buffer.hasRemaining()) {
-            int n = channel.read(buffer, p);
+            int n = reader.read(buffer, p);
             if (n < 0) {
                 throw new IOException("spill file " + path + " ends at " + p + " before the frame does");
             }

@@ -6,7 +6,6 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.WritableByteChannel;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -21,7 +20,8 @@ import java.util.List;
  * wrong bytes. LZ4 payloads go chunk by chunk through {@link SpillCodec}'s staging buffers.
  *
  * <p>Thread-safety: stateless; safe from any thread while the record's file is kept alive (the
- * caller holds a pin on the object).
+ * caller holds a pin on the object). Every read opens its own channel
+ * ({@link SpillFile#openForReading}), so an interrupted reader cannot close the file for others.
  */
 final class SpillReader {
 
@@ -40,23 +40,25 @@ final class SpillReader {
      */
     static void readInto(ObjectId id, SpillRecord record, MemorySegment destination) throws IOException {
         long size = destination.byteSize();
-        checkHeader(id, record, size);
-        if (record.compression() == Compression.NONE) {
-            for (long o = 0; o < size; o += MAX_BUFFER) {
-                ByteBuffer view = destination.asSlice(o, Math.min(MAX_BUFFER, size - o)).asByteBuffer();
-                record.file().readFully(view, record.payloadOffset() + o);
+        try (FileChannel reader = record.file().openForReading()) {
+            checkHeader(reader, id, record, size);
+            if (record.compression() == Compression.NONE) {
+                for (long o = 0; o < size; o += MAX_BUFFER) {
+                    ByteBuffer view = destination.asSlice(o, Math.min(MAX_BUFFER, size - o)).asByteBuffer();
+                    record.file().readFully(reader, view, record.payloadOffset() + o);
+                }
+                return;
             }
-            return;
-        }
-        SpillCodec codec = SpillCodec.forThread();
-        long position = record.payloadOffset();
-        long written = 0;
-        while (written < size) {
-            int n = readChunk(codec, record, position, size - written);
-            MemorySegment.copy(MemorySegment.ofBuffer(codec.raw), ValueLayout.JAVA_BYTE, 0, destination,
-                    ValueLayout.JAVA_BYTE, written, n);
-            position += SpillFrame.LZ4_CHUNK_HEADER_BYTES + codec.stored.getInt(4);
-            written += n;
+            SpillCodec codec = SpillCodec.forThread();
+            long position = record.payloadOffset();
+            long written = 0;
+            while (written < size) {
+                int n = readChunk(reader, codec, record, position, size - written);
+                MemorySegment.copy(MemorySegment.ofBuffer(codec.raw), ValueLayout.JAVA_BYTE, 0, destination,
+                        ValueLayout.JAVA_BYTE, written, n);
+                position += SpillFrame.LZ4_CHUNK_HEADER_BYTES + codec.stored.getInt(4);
+                written += n;
+            }
         }
     }
 
@@ -97,7 +99,7 @@ final class SpillReader {
         ByteBuffer[] array = buffers.toArray(ByteBuffer[]::new);
         // a channel of our own: a scattering read uses the channel position, which must not be
         // shared with other readers of the same file
-        try (FileChannel channel = FileChannel.open(file.path, StandardOpenOption.READ)) {
+        try (FileChannel channel = file.openForReading()) {
             channel.position(first);
             long remaining = end - first;
             int from = 0;
@@ -133,39 +135,41 @@ final class SpillReader {
      * @throws IOException on a read or write failure
      */
     static void transferTo(ObjectId id, SpillRecord record, long size, WritableByteChannel target) throws IOException {
-        checkHeader(id, record, size);
-        if (record.compression() == Compression.NONE) {
-            long done = 0;
-            while (done < size) {
-                long n = record.file().channel.transferTo(record.payloadOffset() + done, size - done, target);
-                if (n <= 0 && target.isOpen() && record.file().channel.size() < record.payloadOffset() + size) {
-                    throw new IOException("spill file " + record.file() + " is shorter than the frame at "
-                            + record.frameOffset());
+        try (FileChannel reader = record.file().openForReading()) {
+            checkHeader(reader, id, record, size);
+            if (record.compression() == Compression.NONE) {
+                long done = 0;
+                while (done < size) {
+                    long n = reader.transferTo(record.payloadOffset() + done, size - done, target);
+                    if (n <= 0 && target.isOpen() && reader.size() < record.payloadOffset() + size) {
+                        throw new IOException("spill file " + record.file() + " is shorter than the frame at "
+                                + record.frameOffset());
+                    }
+                    done += n;
                 }
-                done += n;
+                return;
             }
-            return;
-        }
-        SpillCodec codec = SpillCodec.forThread();
-        long position = record.payloadOffset();
-        long written = 0;
-        while (written < size) {
-            int n = readChunk(codec, record, position, size - written);
-            codec.raw.position(0).limit(n);
-            while (codec.raw.hasRemaining()) {
-                target.write(codec.raw);
+            SpillCodec codec = SpillCodec.forThread();
+            long position = record.payloadOffset();
+            long written = 0;
+            while (written < size) {
+                int n = readChunk(reader, codec, record, position, size - written);
+                codec.raw.position(0).limit(n);
+                while (codec.raw.hasRemaining()) {
+                    target.write(codec.raw);
+                }
+                position += SpillFrame.LZ4_CHUNK_HEADER_BYTES + codec.stored.getInt(4);
+                written += n;
             }
-            position += SpillFrame.LZ4_CHUNK_HEADER_BYTES + codec.stored.getInt(4);
-            written += n;
         }
     }
 
     /** Reads and decompresses the chunk at {@code position} into {@code codec.raw}; returns its raw size. */
-    private static int readChunk(SpillCodec codec, SpillRecord record, long position, long rawLeft)
+    private static int readChunk(FileChannel reader, SpillCodec codec, SpillRecord record, long position, long rawLeft)
             throws IOException {
         codec.raw.clear();
         codec.stored.clear().limit(SpillFrame.LZ4_CHUNK_HEADER_BYTES);
-        record.file().readFully(codec.stored, position);
+        record.file().readFully(reader, codec.stored, position);
         int raw = codec.stored.getInt(0);
         int stored = codec.stored.getInt(4);
         if (raw <= 0 || raw > SpillFrame.LZ4_CHUNK_BYTES || raw > rawLeft || stored <= 0
@@ -174,7 +178,7 @@ final class SpillReader {
                     + " (raw " + raw + ", stored " + stored + ")");
         }
         codec.stored.limit(SpillFrame.LZ4_CHUNK_HEADER_BYTES + stored).position(SpillFrame.LZ4_CHUNK_HEADER_BYTES);
-        record.file().readFully(codec.stored, position + SpillFrame.LZ4_CHUNK_HEADER_BYTES);
+        record.file().readFully(reader, codec.stored, position + SpillFrame.LZ4_CHUNK_HEADER_BYTES);
         int n = codec.decompressor.decompress(codec.stored, SpillFrame.LZ4_CHUNK_HEADER_BYTES, stored, codec.raw, 0,
                 codec.raw.capacity());
         if (n != raw) {
@@ -184,9 +188,9 @@ final class SpillReader {
         return n;
     }
 
-    private static void checkHeader(ObjectId id, SpillRecord record, long size) throws IOException {
+    private static void checkHeader(FileChannel reader, ObjectId id, SpillRecord record, long size) throws IOException {
         ByteBuffer header = ByteBuffer.allocate(SpillFrame.FRAME_HEADER_BYTES);
-        record.file().readFully(header, record.frameOffset());
+        record.file().readFully(reader, header, record.frameOffset());
         try {
             SpillFrame.checkFrameHeader(header, record.file().toString(), record.frameOffset(), id, size);
         } catch (ObjectStoreException e) {

@@ -189,6 +189,47 @@ class SpillAndRestoreTest {
         }
     }
 
+    /**
+     * Regression: a reader interrupted while it reads a spill file (a node kill interrupts its
+     * workers, which may be reading a neighbour's store) closed the file's shared channel, and
+     * every later restore from that file failed with ClosedChannelException.
+     */
+    @ParameterizedTest
+    @EnumSource(Compression.class)
+    void anInterruptedReaderDoesNotBreakTheSpillFileForOthers(Compression compression) throws Exception {
+        try (ObjectStore store = store(compression)) {
+            List<ObjectId> ids = putMany(store, 40);
+            Thread interrupted = Thread.ofPlatform().unstarted(() -> {
+                Thread.currentThread().interrupt();
+                for (int i = 0; i < 8; i++) {
+                    ObjectId id = ids.get(i);
+                    try {
+                        store.transferTo(id, Channels.newChannel(new ByteArrayOutputStream()));
+                    } catch (Exception expected) {
+                        // an interrupted read fails; what matters is the next readers
+                    }
+                    try (PinnedObject pinned = store.get(id)) {
+                        pinned.segment();
+                    } catch (Exception expected) {
+                        // likewise
+                    }
+                    Thread.currentThread().interrupt();
+                }
+            });
+            interrupted.start();
+            interrupted.join();
+            for (int i = 0; i < ids.size(); i++) {
+                ByteArrayOutputStream out = new ByteArrayOutputStream();
+                assertEquals(OBJECT, store.transferTo(ids.get(i), Channels.newChannel(out)), "object " + i);
+                assertEquals(-1, TestStores.firstMismatch(MemorySegment.ofArray(out.toByteArray()), i), "object " + i);
+                try (PinnedObject pinned = store.get(ids.get(i))) {
+                    assertEquals(-1, TestStores.firstMismatch(pinned.segment(), i), "object " + i);
+                }
+            }
+        }
+        assertEquals(0, TestStores.countFiles(dir));
+    }
+
     static List<ObjectId> putMany(ObjectStore store, int count) throws InterruptedException {
         return putManyFrom(store, count, 0);
     }
