@@ -316,6 +316,12 @@ final class StoreEngine {
     private void makeBusy(ObjectEntry entry) {
         if (lru.remove(entry)) {
             lruBytes -= entry.size;
+            if (lru.isEmpty() && !queue.isEmpty()) {
+                // A waiting allocation may have counted on this entry being spilled. With nothing
+                // left to spill it must fall back instead; tell it, since the spill thread, which
+                // now finds no work, will not.
+                changed.signalAll();
+            }
         }
         if (evictable.remove(entry)) {
             evictableBytes -= entry.size;
@@ -1135,7 +1141,7 @@ final class StoreEngine {
 
     private void checkOpen() {
         if (closed) {
-            throw new ObjectStoreException("store '" + name + "' is closed");
+            throw new StoreClosedException(name);
         }
     }
 

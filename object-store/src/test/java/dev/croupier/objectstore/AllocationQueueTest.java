@@ -146,4 +146,41 @@ class AllocationQueueTest {
             Thread.sleep(5);
         }
     }
+    /**
+     * Regression: an allocation that waited for the spill thread to spill an idle object was
+     * never woken when that object got pinned before the spill thread reached it. The spill
+     * thread found nothing to spill and slept; the allocation, told of nothing, waited for
+     * the pin to go instead of falling back to disk (a node stalled this way in a sort under a
+     * node kill, its task waiting for memory held by its own arguments). Racy by nature, so
+     * many rounds: before the fix most of them hung.
+     */
+    @Test
+    void anAllocationWhoseSpillCandidateGetsPinnedFallsBackInsteadOfWaiting() throws Exception {
+        ExecutorService allocator = Executors.newSingleThreadExecutor();
+        try {
+            for (int round = 0; round < 100; round++) {
+                try (ObjectStore store = ObjectStore.builder().name("race").capacityBytes(1 << 20)
+                        .memoryDirectory(dir).spillDirectory(dir).build()) {
+                    ObjectId idle = TestStores.freshId();
+                    try (WritableObject w = store.create(idle, 700_000)) {
+                        w.seal();
+                    }
+                    Future<?> output = allocator.submit(() -> {
+                        try (WritableObject w = store.create(TestStores.freshId(), 500_000)) {
+                            w.seal();
+                        }
+                        return null;
+                    });
+                    while (store.metrics().queueLength() == 0 && !output.isDone()) {
+                        Thread.onSpinWait();
+                    }
+                    try (PinnedObject pinned = store.get(idle)) {
+                        output.get(10, TimeUnit.SECONDS); // must not need the pin to go
+                    }
+                }
+            }
+        } finally {
+            allocator.shutdownNow();
+        }
+    }
 }

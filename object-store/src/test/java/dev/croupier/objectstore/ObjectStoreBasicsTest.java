@@ -73,6 +73,19 @@ class ObjectStoreBasicsTest {
     }
 
     @Test
+    void aClosedStoreSaysSoWithItsOwnTypeAndName() throws Exception {
+        ObjectStore store = store(1 << 20);
+        ObjectId id = TestStores.freshId();
+        try (WritableObject w = store.create(id, 8)) {
+            w.seal();
+        }
+        store.close();
+        StoreClosedException e = assertThrows(StoreClosedException.class, () -> store.get(id));
+        assertTrue(e.getMessage().contains("'basics'"), e.getMessage());
+        assertThrows(StoreClosedException.class, () -> store.create(TestStores.freshId(), 8));
+    }
+
+    @Test
     void missingObjectsGiveTypedErrorsNamingTheIdAndStore() {
         try (ObjectStore store = store(1 << 20)) {
             ObjectId id = new ObjectId(1, 2);
