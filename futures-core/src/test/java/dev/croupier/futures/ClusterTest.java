@@ -365,6 +365,30 @@ class ClusterTest {
         }
     }
 
+    /** close interrupts running tasks and returns only once they have returned, so a caller can clean up after them. */
+    @Test
+    void closeWaitsForInterruptedTasksToReturn() throws InterruptedException {
+        java.util.concurrent.atomic.AtomicBoolean cleanedUp = new java.util.concurrent.atomic.AtomicBoolean();
+        CountDownLatch started = new CountDownLatch(1);
+        Cluster c = TestClusters.start(2, spill);
+        c.task(() -> {
+            started.countDown();
+            try {
+                Thread.sleep(60_000);
+            } catch (InterruptedException e) {
+                long until = System.nanoTime() + 200_000_000L; // a task that takes a while to stop
+                while (System.nanoTime() < until) {
+                    Thread.onSpinWait();
+                }
+                cleanedUp.set(true);
+            }
+            return 1;
+        }).remote();
+        assertTrue(started.await(30, TimeUnit.SECONDS));
+        c.close();
+        assertTrue(cleanedUp.get(), "close returned before the interrupted task did");
+    }
+
     /**
      * One death, many rebuilds of one creator: three consumers of a freed intermediate die with
      * their node, and each lost output rebuilds the intermediate's creator again. Rebuilds are

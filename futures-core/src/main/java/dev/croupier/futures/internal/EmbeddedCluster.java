@@ -744,6 +744,13 @@ public final class EmbeddedCluster implements Cluster {
         for (Node n : nodes) {
             n.kill();
         }
+        // Tasks were interrupted; wait for them to return so that nothing a task does (a file it
+        // writes, memory it touches) happens after close, where the caller cleans up after a
+        // failed job. Bounded: a task that ignores interrupts must not hang close.
+        long deadline = System.nanoTime() + CLOSE_WAIT_MILLIS * 1_000_000L;
+        for (Node n : nodes) {
+            n.awaitStopped(Math.max(0, (deadline - System.nanoTime()) / 1_000_000L));
+        }
         CroupierException gone = new CroupierException(ErrorCode.CLOSED, "the cluster was closed");
         for (ObjectEntry e : table.values()) {
             Trampoline.runAll(e.markFailed(gone, completionSeq.incrementAndGet()));
@@ -751,6 +758,9 @@ public final class EmbeddedCluster implements Cluster {
         table.clear();
         deleteTree(spillRoot);
     }
+
+    /** Longest {@link #close} waits for interrupted tasks to return. */
+    static final long CLOSE_WAIT_MILLIS = 30_000;
 
     private static void deleteTree(Path root) {
         try (var paths = Files.walk(root)) {

@@ -155,6 +155,19 @@ final class Node {
         return lost;
     }
 
+    /**
+     * Waits up to {@code millis} for the tasks a {@link #kill} interrupted to return; a task
+     * that ignores interrupts may outlive it. Returns whether every worker has stopped.
+     */
+    boolean awaitStopped(long millis) {
+        try {
+            return workers.awaitTermination(millis, java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
     void recordFetched(long bytes) {
         bytesFetched.add(bytes);
     }

@@ -5,6 +5,7 @@ import dev.croupier.objectstore.ObjectId;
 import dev.croupier.objectstore.ObjectNotFoundException;
 import dev.croupier.objectstore.ObjectStore;
 import dev.croupier.objectstore.PinnedObject;
+import dev.croupier.objectstore.StoreClosedException;
 import dev.croupier.objectstore.StoreMetrics;
 import dev.croupier.objectstore.WritableObject;
 import java.lang.foreign.MemorySegment;
@@ -164,6 +165,9 @@ final class NodeStore implements AutoCloseable {
             pinned = store.get(inStore(id));
         } catch (ObjectNotFoundException absent) {
             return null;
+        } catch (StoreClosedException nodeDied) {
+            // as reading a dead node's memory does: callers treat it as "closed under us"
+            throw new IllegalStateException(nodeDied.getMessage(), nodeDied);
         }
         return new Reading() {
             @Override
