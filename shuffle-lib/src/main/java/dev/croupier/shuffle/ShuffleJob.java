@@ -57,7 +57,8 @@ public final class ShuffleJob<I, B, O> {
             int mappers,
             IndexedMapper<I, B> mapper,
             Merger<B> merger,
-            Reducer<B, O> reducer,
+            PositionedReducer<B, O> reducer,
+            BlockSize<B> blockSize,
             StreamingReducer<B, O> streamingReducer,
             Splitter<B> splitter,
             int partitions,
@@ -82,7 +83,8 @@ public final class ShuffleJob<I, B, O> {
         private int sourceMappers;
         private IndexedMapper<I, B> mapper;
         private Merger<B> merger;
-        private Reducer<B, O> reducer;
+        private PositionedReducer<B, O> reducer;
+        private BlockSize<B> blockSize;
         private StreamingReducer<B, O> streamingReducer;
         private Splitter<B> splitter;
         private int partitions;
@@ -135,7 +137,20 @@ public final class ShuffleJob<I, B, O> {
         }
 
         public Builder<I, B, O> reducer(Reducer<B, O> reducer) {
-            this.reducer = reducer;
+            this.reducer = reducer == null ? null : (partition, position, blocks) -> reducer.reduce(partition, blocks);
+            this.blockSize = null;
+            return this;
+        }
+
+        /**
+         * A reducer told its partition's position in the output (see {@link PositionedReducer}):
+         * every map task also reports its blocks' sizes by {@code blockSize}, and the driver waits
+         * for all of them before it submits the reducers, which could not start earlier anyway.
+         * Not with {@link Strategy#STREAMING} or {@link #splitPartitionsAbove}.
+         */
+        public Builder<I, B, O> positionedReducer(BlockSize<B> blockSize, PositionedReducer<B, O> reducer) {
+            this.blockSize = Objects.requireNonNull(blockSize, "blockSize");
+            this.reducer = Objects.requireNonNull(reducer, "reducer");
             return this;
         }
 
@@ -229,6 +244,9 @@ public final class ShuffleJob<I, B, O> {
                 if (streamingReducer == null) {
                     throw bad("streamingReducer", null, "a StreamingReducer for Strategy.STREAMING");
                 }
+                if (blockSize != null) {
+                    throw bad("positionedReducer", "set", "a strategy other than STREAMING (rounds have no final positions)");
+                }
             } else if (reducer == null) {
                 throw bad("reducer", null, "a Reducer (or Strategy.STREAMING with a streamingReducer)");
             }
@@ -247,7 +265,10 @@ public final class ShuffleJob<I, B, O> {
             if (splitPartitionsAbove > 0 && splitter == null) {
                 throw bad("splitPartitionsAbove", splitPartitionsAbove, "a Splitter with it");
             }
-            return new ShuffleJob<>(new Plan<>(name, inputs, source, mappers, mapper, merger, reducer,
+            if (splitPartitionsAbove > 0 && blockSize != null) {
+                throw bad("splitPartitionsAbove", splitPartitionsAbove, "0 with a positionedReducer (sub-partitions have no positions)");
+            }
+            return new ShuffleJob<>(new Plan<>(name, inputs, source, mappers, mapper, merger, reducer, blockSize,
                     streamingReducer, splitter, partitions, strategy, mergeFactor, mergeTargetBytes,
                     mapsPerRound, inputBytes, speculateAfter, bestEffortMergeTimeout, splitPartitionsAbove,
                     roundListener));

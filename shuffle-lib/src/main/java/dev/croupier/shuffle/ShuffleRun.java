@@ -115,21 +115,86 @@ final class ShuffleRun<I, B, O> {
 
     // ---------------------------------------------------------------- tasks
 
-    /** Submits map task {@code i}; returns its R block refs. */
+    /**
+     * Submits map task {@code i}; returns its R block refs. With a positioned reducer the task
+     * also returns its blocks' sizes as one more object, kept aside for {@link #positions()}.
+     */
+    @SuppressWarnings("unchecked")
     List<ObjectRef<B>> submitMap(int i) {
         int r = plan.partitions();
         IndexedMapper<I, B> mapper = plan.mapper();
-        TaskBuilder<List<B>> task;
+        BlockSize<B> size = plan.blockSize();
+        IndexedMapper<I, Object> task = size == null ? (IndexedMapper<I, Object>) (IndexedMapper<I, ?>) mapper : (m, input, parts) -> {
+            List<B> blocks = mapper.map(m, input, parts);
+            long[] sizes = new long[blocks.size()];
+            for (int p = 0; p < sizes.length; p++) {
+                sizes[p] = size.of(blocks.get(p));
+            }
+            List<Object> out = new ArrayList<>(blocks);
+            out.add(sizes);
+            return out;
+        };
+        TaskBuilder<List<Object>> builder;
         if (plan.inputs() != null) {
-            task = cluster.task((I input) -> mapper.map(i, input, r), plan.inputs().get(i));
+            builder = cluster.task((I input) -> task.map(i, input, r), plan.inputs().get(i));
         } else {
             ShuffleJob.Source<I> source = plan.source();
-            task = cluster.task(() -> mapper.map(i, source.read(i), r));
+            builder = cluster.task(() -> task.map(i, source.read(i), r));
         }
-        List<ObjectRef<B>> blocks = task.name(plan.name() + "-map").onNode(nodeOfMap(i), Affinity.SOFT)
-                .<B>numReturns(r).remote();
+        List<ObjectRef<Object>> refs = builder.name(plan.name() + "-map").onNode(nodeOfMap(i), Affinity.SOFT)
+                .numReturns(size == null ? r : r + 1).remote();
+        List<ObjectRef<B>> blocks = new ArrayList<>(r);
+        for (int p = 0; p < r; p++) {
+            blocks.add((ObjectRef<B>) (ObjectRef<?>) refs.get(p));
+        }
+        if (size != null) {
+            mapSizes.computeIfAbsent(i, k -> new ArrayList<>()).add((ObjectRef<long[]>) (ObjectRef<?>) refs.get(r));
+        }
         track("map", blocks);
         return blocks;
+    }
+
+    /** Per map input, its block sizes: one ref per attempt (speculation adds one); positioned reducers only. */
+    private final Map<Integer, List<ObjectRef<long[]>>> mapSizes = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * The position of every partition: the sizes of all lower partitions' blocks, summed over
+     * the maps. Waits for every map; an attempt cancelled by speculation gives way to the other.
+     */
+    private long[] positions() {
+        int partitions = plan.partitions();
+        long[] perPartition = new long[partitions];
+        for (int i = 0; i < plan.mappers(); i++) {
+            long[] sizes = null;
+            CroupierException failure = null;
+            for (ObjectRef<long[]> attempt : mapSizes.getOrDefault(i, List.of())) {
+                if (sizes == null) {
+                    try {
+                        sizes = attempt.get();
+                    } catch (CroupierException e) {
+                        failure = e;
+                    }
+                }
+                attempt.release();
+            }
+            if (sizes == null) {
+                throw failure != null ? failure
+                        : new IllegalStateException("shuffle '" + plan.name() + "': map " + i + " reported no sizes");
+            }
+            if (sizes.length != partitions) {
+                throw new CroupierException(ErrorCode.BAD_INPUT, "shuffle '" + plan.name() + "': map " + i
+                        + " returned " + sizes.length + " blocks for " + partitions + " partitions");
+            }
+            for (int p = 0; p < partitions; p++) {
+                perPartition[p] += sizes[p];
+            }
+        }
+        mapSizes.clear();
+        long[] positions = new long[partitions];
+        for (int p = 1; p < partitions; p++) {
+            positions[p] = positions[p - 1] + perPartition[p - 1];
+        }
+        return positions;
     }
 
     /** Submits all M maps, with speculation when asked; returns blocks[map][partition]. */
@@ -206,7 +271,8 @@ final class ShuffleRun<I, B, O> {
      */
     List<PartitionOutput<O>> submitReduces(List<List<ObjectRef<B>>> inputs) {
         List<PartitionOutput<O>> outputs = new ArrayList<>(inputs.size());
-        Reducer<B, O> reducer = plan.reducer();
+        PositionedReducer<B, O> reducer = plan.reducer();
+        long[] positions = plan.blockSize() == null ? null : positions();
         for (int r = 0; r < inputs.size(); r++) {
             List<ObjectRef<B>> blocks = inputs.get(r);
             int ways = plan.splitPartitionsAbove() > 0 ? SkewSplit.waysFor(blocks, plan.splitPartitionsAbove()) : 1;
@@ -215,7 +281,8 @@ final class ShuffleRun<I, B, O> {
                 continue;
             }
             int partition = r;
-            ObjectRef<O> out = cluster.task((List<B> bs) -> reducer.reduce(partition, bs), ObjectRef.all(blocks))
+            long position = positions == null ? -1 : positions[r];
+            ObjectRef<O> out = cluster.task((List<B> bs) -> reducer.reduce(partition, position, bs), ObjectRef.all(blocks))
                     .name(plan.name() + "-reduce").onNode(nodeOfReducer(r), Affinity.SOFT).remote();
             track("reduce", List.of(out));
             outputs.add(new PartitionOutput<>(r, 0, 1, out));

@@ -29,7 +29,7 @@ final class SkewSplit {
     static <I, B, O> List<PartitionOutput<O>> submit(ShuffleRun<I, B, O> run, int partition,
                                                       List<ObjectRef<B>> blocks, int ways) {
         Splitter<B> splitter = run.plan.splitter();
-        Reducer<B, O> reducer = run.plan.reducer();
+        PositionedReducer<B, O> reducer = run.plan.reducer(); // never positioned: the builder refuses both
         List<List<ObjectRef<B>>> pieces = new ArrayList<>(blocks.size());
         for (ObjectRef<B> block : blocks) {
             List<ObjectRef<B>> split = run.cluster.task((B b) -> splitter.split(partition, b, ways), block)
@@ -40,7 +40,7 @@ final class SkewSplit {
         List<List<ObjectRef<B>>> inputs = ShuffleRun.byPartition(pieces, ways);
         List<PartitionOutput<O>> outputs = new ArrayList<>(ways);
         for (int k = 0; k < ways; k++) {
-            ObjectRef<O> out = run.cluster.task((List<B> bs) -> reducer.reduce(partition, bs), ObjectRef.all(inputs.get(k)))
+            ObjectRef<O> out = run.cluster.task((List<B> bs) -> reducer.reduce(partition, -1, bs), ObjectRef.all(inputs.get(k)))
                     .name(run.plan.name() + "-reduce").onNode(run.nodeOfReducer(partition + k), Affinity.SOFT).remote();
             run.track("reduce", List.of(out));
             outputs.add(new PartitionOutput<>(partition, k, ways, out));

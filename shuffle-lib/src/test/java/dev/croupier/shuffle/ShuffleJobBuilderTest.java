@@ -39,5 +39,11 @@ class ShuffleJobBuilderTest {
         assertNames("mappers = 0", () -> valid().source(0, i -> LongBlocks.of()).build());
         assertNames("inputs/source", () -> ShuffleJob.<MemorySegment, MemorySegment, MemorySegment>builder()
                 .mapper(LongBlocks::rangeMap).reducer(LongBlocks::sortBlocks).partitions(1).build());
+        assertNames("positionedReducer", () -> valid().strategy(Strategy.STREAMING)
+                .streamingReducer((p, state, blocks) -> state)
+                .positionedReducer(MemorySegment::byteSize, (p, position, blocks) -> blocks.getFirst()).build());
+        assertNames("splitPartitionsAbove = 100", () -> valid()
+                .positionedReducer(MemorySegment::byteSize, (p, position, blocks) -> blocks.getFirst())
+                .splitPartitionsAbove(100, (p, block, ways) -> java.util.List.of(block)).build());
     }
 }

@@ -99,6 +99,44 @@ class ShuffleStrategyProperties {
         }
     }
 
+    /**
+     * A positioned reducer is told, for its partition, the bytes of every lower partition (here
+     * 8 bytes per value of a lower range), whatever the strategy and whether speculation ran
+     * duplicate maps; the maps' size reports are freed with everything else.
+     */
+    @Property(tries = 30)
+    void positionedReducersAreToldTheBytesOfEveryLowerPartition(
+            @ForAll("batchStrategies") Strategy strategy,
+            @ForAll long seed,
+            @ForAll @IntRange(min = 1, max = 10) int mappers,
+            @ForAll @IntRange(min = 1, max = 8) int partitions,
+            @ForAll boolean speculate) throws IOException {
+        long[][] inputs = randomInputs(seed, mappers, 300);
+        long[] expected = new long[partitions];
+        for (long x : sortedAll(inputs)) {
+            for (int r = (int) (x * partitions / LongBlocks.RANGE) + 1; r < partitions; r++) {
+                expected[r] += Long.BYTES;
+            }
+        }
+        Path spill = Files.createTempDirectory("croupier-shuffle");
+        try (Cluster cluster = cluster(3, spill)) {
+            List<ObjectRef<MemorySegment>> refs = new ArrayList<>();
+            ShuffleJob.Builder<MemorySegment, MemorySegment, MemorySegment> job = sortJob(cluster, inputs, partitions, strategy, refs)
+                    .positionedReducer(MemorySegment::byteSize, (p, position, blocks) -> LongBlocks.of(position));
+            if (speculate) {
+                job.speculateAfter(Duration.ZERO);
+            }
+            try (ShuffleResult<MemorySegment> result = job.build().run(cluster)) {
+                long[] positions = LongBlocks.concat(result.values());
+                assertArrayEquals(expected, positions, strategy + (speculate ? " with speculation" : ""));
+            }
+            refs.forEach(ObjectRef::release);
+            assertEquals(0, cluster.objectCount(), "the size reports are freed too");
+        } finally {
+            deleteTree(spill);
+        }
+    }
+
     /** Map attempts per (test run, map index): the first attempt of map 0 is slow. */
     static final ConcurrentHashMap<String, AtomicLong> ATTEMPTS = new ConcurrentHashMap<>();
 

@@ -7,11 +7,19 @@ import dev.croupier.futures.ObjectRef;
 import dev.croupier.shuffle.ShuffleJob;
 import dev.croupier.shuffle.ShuffleResult;
 import dev.croupier.shuffle.Strategy;
+import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
+import java.util.Set;
 import java.util.function.Consumer;
 
 /**
@@ -24,8 +32,14 @@ import java.util.function.Consumer;
  *   sample tasks (a few keys per input) -> splitters on the driver
  *   map i:    read input i, partition by splitters      (R blocks)
  *   [merge]:  concatenate blocks of a partition         (RIFFLE, MAGNET, PUSH_PIPELINED)
- *   reduce r: sort every record of range r              (one sorted block)
+ *   reduce r: sort every record of range r              (one sorted block, or written to a file)
  * </pre>
+ *
+ * <p>{@link #run} leaves the sorted ranges in the cluster as objects. {@link #runInto} and
+ * {@link #runIntoParts} have every reducer write its range straight to disk instead, from the
+ * node that sorted it, so an out-of-core sort never stores, spills or fetches its output: for
+ * one file, reducer {@code r} writes at its range's position (the bytes of all lower ranges,
+ * which the map tasks report), all reducers in parallel.
  *
  * Immutable; {@link #run} may be called more than once.
  */
@@ -39,7 +53,7 @@ public final class SortJob {
     /** The checked settings, copied out of the builder so the job never changes. */
     private record Settings(RecordLayout layout, KeyComparator order, Path file, List<ObjectRef<MemorySegment>> inputs,
                             int mappers, int partitions, int samplesPerMapper, Strategy strategy, String name,
-                            Consumer<ShuffleJob.Builder<MemorySegment, MemorySegment, MemorySegment>> tuning) {}
+                            Consumer<ShuffleJob.Builder<MemorySegment, MemorySegment, ?>> tuning) {}
 
     private final Settings b;
 
@@ -51,8 +65,58 @@ public final class SortJob {
         return new Builder();
     }
 
-    /** Samples, then runs the shuffle; returns when every reduce task is submitted. */
+    /**
+     * Samples, then runs the shuffle; returns when every reduce task is submitted. Output
+     * {@code r} is range {@code r}, sorted, as one block in the cluster.
+     */
     public ShuffleResult<MemorySegment> run(Cluster cluster) {
+        RecordLayout layout = b.layout;
+        KeyComparator order = b.order;
+        return run(cluster, (ShuffleJob.Builder<MemorySegment, MemorySegment, MemorySegment> shuffle) ->
+                shuffle.reducer((int p, List<MemorySegment> blocks) -> RecordKernels.sort(layout, blocks, order)));
+    }
+
+    /**
+     * Like {@link #run}, but reducer {@code r} writes its sorted range into {@code file} at the
+     * range's byte position, so the file ends up holding every record in order. The file must
+     * exist and be writable from every node (on an embedded cluster, any local file); reducers
+     * write, in place, only their own range, and a re-run reducer rewrites the same bytes.
+     * Returns once every reduce task is submitted (after every map task is done: the positions
+     * need every map's block sizes); output {@code r} is the number of bytes range {@code r}
+     * wrote. Forcing the file to disk and committing it (rename) are the caller's.
+     */
+    public ShuffleResult<Long> runInto(Cluster cluster, Path file) {
+        if (!Files.isRegularFile(file)) {
+            throw new CroupierException(ErrorCode.BAD_INPUT, "sort output " + file + " is not an existing file");
+        }
+        RecordLayout layout = b.layout;
+        KeyComparator order = b.order;
+        String path = file.toString(); // a Path is not serializable; tasks carry its string
+        return run(cluster, (ShuffleJob.Builder<MemorySegment, MemorySegment, Long> shuffle) ->
+                shuffle.positionedReducer(MemorySegment::byteSize, (int p, long position, List<MemorySegment> blocks) ->
+                        write(RecordKernels.sort(layout, blocks, order), path, position, false)));
+    }
+
+    /**
+     * Like {@link #run}, but reducer {@code r} writes its sorted range to its own file,
+     * {@code dir} resolved with {@code String.format(nameFormat, r)} (for example
+     * {@code "part-%05d"}), created or replaced, and forced to disk. Output {@code r} is the
+     * number of bytes it wrote. Renaming the parts into place is the caller's.
+     */
+    public ShuffleResult<Long> runIntoParts(Cluster cluster, Path dir, String nameFormat) {
+        if (!Files.isDirectory(dir)) {
+            throw new CroupierException(ErrorCode.BAD_INPUT, "sort output folder " + dir + " is not an existing folder");
+        }
+        RecordLayout layout = b.layout;
+        KeyComparator order = b.order;
+        String folder = dir.toString();
+        return run(cluster, (ShuffleJob.Builder<MemorySegment, MemorySegment, Long> shuffle) ->
+                shuffle.reducer((int p, List<MemorySegment> blocks) -> write(RecordKernels.sort(layout, blocks, order),
+                        Path.of(folder, String.format(Locale.ROOT, nameFormat, p)).toString(), 0, true)));
+    }
+
+    private <O> ShuffleResult<O> run(Cluster cluster,
+                                     Consumer<ShuffleJob.Builder<MemorySegment, MemorySegment, O>> reducer) {
         RecordLayout layout = b.layout;
         int keyBytes = layout.keyBytes();
         int mappers = b.mappers;
@@ -69,18 +133,17 @@ public final class SortJob {
                     : cluster.task((MemorySegment in) -> RecordKernels.sampleKeys(layout, in, samples, seed), b.inputs.get(i))
                             .name(b.name + "-sample").remote());
         }
-        KeyComparator order = b.order;
-        Splitters splitters = Splitters.fromSamples(cluster.get(sampled), keyBytes, partitions, order);
+        Splitters splitters = Splitters.fromSamples(cluster.get(sampled), keyBytes, partitions, b.order);
         sampled.forEach(ObjectRef::release);
 
-        ShuffleJob.Builder<MemorySegment, MemorySegment, MemorySegment> shuffle =
-                ShuffleJob.<MemorySegment, MemorySegment, MemorySegment>builder()
+        ShuffleJob.Builder<MemorySegment, MemorySegment, O> shuffle =
+                ShuffleJob.<MemorySegment, MemorySegment, O>builder()
                         .name(b.name)
                         .mapper((MemorySegment in, int r) -> RecordKernels.partition(layout, in, splitters))
                         .merger((int p, List<MemorySegment> blocks) -> RecordKernels.concat(blocks))
-                        .reducer((int p, List<MemorySegment> blocks) -> RecordKernels.sort(layout, blocks, order))
                         .partitions(partitions)
                         .strategy(b.strategy);
+        reducer.accept(shuffle);
         if (ranges != null) {
             shuffle.source(mappers, ranges::read).inputBytes(ranges.bytes());
         } else {
@@ -89,6 +152,35 @@ public final class SortJob {
         b.tuning.accept(shuffle);
         return shuffle.build().run(cluster);
     }
+
+    /**
+     * Writes {@code records} into file {@code path} at {@code position}: an existing file is
+     * written in place; with {@code create}, the file is created or truncated first and forced
+     * to disk after. Writes in slices so a range over 2 GiB needs no single buffer.
+     */
+    private static long write(MemorySegment records, String path, long position, boolean create) throws IOException {
+        Set<StandardOpenOption> options = create
+                ? EnumSet.of(StandardOpenOption.WRITE, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING)
+                : EnumSet.of(StandardOpenOption.WRITE);
+        long size = records.byteSize();
+        try (FileChannel ch = FileChannel.open(Path.of(path), options)) {
+            for (long done = 0; done < size; ) {
+                ByteBuffer slice = records.asSlice(done, Math.min(size - done, WRITE_SLICE_BYTES)).asByteBuffer();
+                while (slice.hasRemaining()) {
+                    done += ch.write(slice, position + done);
+                }
+            }
+            if (create) {
+                ch.force(false);
+            }
+        } catch (IOException e) {
+            throw new IOException("cannot write " + size + " sorted bytes to " + path + " at byte offset " + position
+                    + ": " + e.getMessage(), e);
+        }
+        return size;
+    }
+
+    private static final long WRITE_SLICE_BYTES = 1L << 30;
 
     /** Settings of a sort, checked by {@link #build()}. Not thread-safe. */
     public static final class Builder {
@@ -101,7 +193,7 @@ public final class SortJob {
         private int samplesPerMapper = DEFAULT_SAMPLES_PER_MAPPER;
         private Strategy strategy = Strategy.AUTO;
         private String name = "sort";
-        private Consumer<ShuffleJob.Builder<MemorySegment, MemorySegment, MemorySegment>> tuning = s -> {};
+        private Consumer<ShuffleJob.Builder<MemorySegment, MemorySegment, ?>> tuning = s -> {};
 
         private Builder() {}
 
@@ -157,7 +249,7 @@ public final class SortJob {
         }
 
         /** Further settings of the underlying shuffle (rounds, merge factor, speculation, skew...). */
-        public Builder tuning(Consumer<ShuffleJob.Builder<MemorySegment, MemorySegment, MemorySegment>> tuning) {
+        public Builder tuning(Consumer<ShuffleJob.Builder<MemorySegment, MemorySegment, ?>> tuning) {
             this.tuning = Objects.requireNonNull(tuning, "tuning");
             return this;
         }

@@ -68,13 +68,84 @@ class SortJobTest {
     }
 
     /**
-     * A node dies while the sort runs (at a random moment) and comes back empty: lost map, merge
-     * and reduce outputs are rebuilt from lineage (maps re-read their file range), and the output
-     * is still exactly the sorted input.
+     * Reducers that write their ranges in place into one file, through stores holding a quarter
+     * of the data: the file is the sorted input, no reduce output ever became an object (so
+     * none was spilled), and nothing is left in the stores.
      */
     @ParameterizedTest
-    @EnumSource(value = Strategy.class, names = {"SIMPLE", "RIFFLE", "PUSH_PIPELINED"})
-    void aNodeThatDiesMidSortIsRebuiltFromLineage(Strategy strategy) throws Exception {
+    @EnumSource(value = Strategy.class, names = {"SIMPLE", "RIFFLE", "MAGNET", "PUSH_PIPELINED"})
+    void reducersWriteTheirRangesInPlaceIntoOneFile(Strategy strategy) throws IOException {
+        Path in = dir.resolve("in");
+        Path out = Files.createFile(dir.resolve("out"));
+        long records = 640_000;
+        SortBenchmarkRecords.writeFile(in, records, 43, 2);
+        Path spill = Files.createDirectories(dir.resolve("spill"));
+        try (Cluster cluster = Cluster.builder().nodes(2).cpusPerNode(1).objectStoreBytes(8L << 20)
+                .spillDirectory(spill).start()) {
+            SortJob job = SortJob.builder().inputFile(in).mappers(16).partitions(8).strategy(strategy)
+                    .tuning(s -> s.mapsPerRound(4)).build();
+            try (ShuffleResult<Long> result = job.runInto(cluster, out)) {
+                assertEquals(records * 100, result.values().stream().mapToLong(Long::longValue).sum());
+            }
+            assertEquals(0, cluster.objectCount());
+        }
+        SortBenchmarkRecords.Validation output = SortBenchmarkRecords.validate(out);
+        assertTrue(output.ordered(), "first record out of order: " + output.firstDisorder());
+        assertEquals(records, output.records());
+        assertEquals(SortBenchmarkRecords.validate(in).checksum(), output.checksum());
+    }
+
+    @org.junit.jupiter.api.Test
+    void reducersWriteOnePartFilePerRange() throws IOException {
+        Path in = dir.resolve("in");
+        long records = 90_000;
+        SortBenchmarkRecords.writeFile(in, records, 44, 2);
+        Path parts = Files.createDirectories(dir.resolve("parts"));
+        Path all = dir.resolve("all");
+        try (Cluster cluster = Cluster.builder().nodes(3).objectStoreBytes(16L << 20).spillDirectory(dir).start();
+             ShuffleResult<Long> result = SortJob.builder().inputFile(in).mappers(5).partitions(7)
+                     .strategy(Strategy.PUSH_PIPELINED).build().runIntoParts(cluster, parts, "p%02d")) {
+            try (FileChannel ch = FileChannel.open(all, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                for (int r = 0; r < 7; r++) {
+                    Path part = parts.resolve(String.format("p%02d", r));
+                    assertEquals((long) result.values().get(r), Files.size(part));
+                    assertTrue(SortBenchmarkRecords.validate(part).ordered(), part + " is sorted");
+                    try (FileChannel p = FileChannel.open(part)) {
+                        p.transferTo(0, p.size(), ch);
+                    }
+                }
+            }
+        }
+        SortBenchmarkRecords.Validation output = SortBenchmarkRecords.validate(all);
+        assertTrue(output.ordered(), "the parts are in key order: record " + output.firstDisorder());
+        assertEquals(records, output.records());
+        assertEquals(SortBenchmarkRecords.validate(in).checksum(), output.checksum());
+    }
+
+    @org.junit.jupiter.api.Test
+    void writingIntoAFileThatIsNotThereIsRefusedByName() throws IOException {
+        Path in = dir.resolve("in");
+        SortBenchmarkRecords.writeFile(in, 1000, 1, 1);
+        Path missing = dir.resolve("missing");
+        try (Cluster cluster = Cluster.builder().nodes(1).objectStoreBytes(8L << 20).spillDirectory(dir).start()) {
+            SortJob job = SortJob.builder().inputFile(in).build();
+            CroupierException e = assertThrows(CroupierException.class, () -> job.runInto(cluster, missing));
+            assertTrue(e.getMessage().contains(missing.toString()), e.getMessage());
+            e = assertThrows(CroupierException.class, () -> job.runIntoParts(cluster, missing, "p%d"));
+            assertTrue(e.getMessage().contains(missing.toString()), e.getMessage());
+        }
+    }
+
+    /**
+     * A node dies while the sort runs (at a random moment) and comes back empty: lost map, merge
+     * and reduce outputs are rebuilt from lineage (maps re-read their file range), and the output
+     * is still exactly the sorted input, also when reducers write it in place (lost size reports
+     * are rebuilt with their maps).
+     */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.CsvSource({"SIMPLE, false", "RIFFLE, false", "MAGNET, false",
+            "PUSH_PIPELINED, false", "SIMPLE, true", "MAGNET, true", "PUSH_PIPELINED, true"})
+    void aNodeThatDiesMidSortIsRebuiltFromLineage(Strategy strategy, boolean inPlace) throws Exception {
         Path in = dir.resolve("in");
         Path out = dir.resolve("out");
         long records = 300_000;
@@ -95,11 +166,19 @@ class SortJobTest {
             });
             SortJob job = SortJob.builder().inputFile(in).mappers(12).partitions(6).strategy(strategy)
                     .tuning(s -> s.mapsPerRound(3)).build();
-            try (ShuffleResult<MemorySegment> result = job.run(cluster)) {
-                // A view from get() lives as long as its node (see docs/architecture.md): read
-                // the outputs once the node is back, while lost ones may still be rebuilding.
+            if (inPlace) {
+                Files.createFile(out);
+                try (ShuffleResult<Long> result = job.runInto(cluster, out)) {
+                    assertEquals(records * 100, result.values().stream().mapToLong(Long::longValue).sum());
+                }
                 killer.join();
-                writeAll(result, out);
+            } else {
+                try (ShuffleResult<MemorySegment> result = job.run(cluster)) {
+                    // A view from get() lives as long as its node (see docs/architecture.md): read
+                    // the outputs once the node is back, while lost ones may still be rebuilding.
+                    killer.join();
+                    writeAll(result, out);
+                }
             }
         }
         SortBenchmarkRecords.Validation input = SortBenchmarkRecords.validate(in);
