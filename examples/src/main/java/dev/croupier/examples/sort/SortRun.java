@@ -4,6 +4,7 @@ import dev.croupier.futures.Cluster;
 import dev.croupier.futures.ClusterStats;
 import dev.croupier.futures.ObjectRef;
 import dev.croupier.futures.TaskOutput;
+import dev.croupier.shuffle.PartitionOutput;
 import dev.croupier.shuffle.PhaseStats;
 import dev.croupier.shuffle.ShuffleResult;
 import dev.croupier.shuffle.records.Checksum;
@@ -48,37 +49,68 @@ final class SortRun {
         this.settings = settings;
     }
 
+    /**
+     * Sorts {@code in} into {@code out}, or into one file per partition in {@code partsDir}.
+     * Reducers write under temporary names (a file next to {@code out}, or a hidden folder in
+     * {@code partsDir}). The cluster is closed, so every task has stopped, before the output is
+     * committed or, after a failure, removed: no reducer can write after the cleanup.
+     */
     Outcome sort(Path in, Path out, Path partsDir) throws IOException {
-        Map<String, Double> phases = new LinkedHashMap<>();
-        try (Cluster cluster = settings.startCluster()) {
-            long start = System.nanoTime();
-            SortJob.Builder job = SortJob.builder().inputFile(in).strategy(settings.strategy());
-            if (settings.mappers() > 0) {
-                job.mappers(settings.mappers());
-            }
-            if (settings.partitions() > 0) {
-                job.partitions(settings.partitions());
-            }
-            phase("sample+submit", start);
-            try (ShuffleResult<MemorySegment> result = job.build().run(cluster)) {
-                long submitted = System.nanoTime();
-                phases.put("sample+submit", (submitted - start) / 1e9);
-                long bytes = partsDir == null ? writeOne(result, out) : writeParts(result, partsDir);
-                long end = System.nanoTime();
-                for (PhaseStats p : result.stats()) {
-                    phases.put(p.name(), p.seconds());
-                    line(String.format(Locale.ROOT, "%-14s %6.2f s  %5d tasks  %s", p.name(), p.seconds(), p.tasks(),
-                            mib(p.bytesOut())));
+        Path dir = partsDir != null ? partsDir : out.toAbsolutePath().getParent();
+        Files.createDirectories(dir);
+        Path temp = partsDir != null ? Files.createTempDirectory(dir, ".sort-")
+                : Files.createTempFile(dir, "." + out.getFileName(), ".tmp");
+        boolean committed = false;
+        try {
+            Outcome outcome;
+            Map<String, Double> phases = new LinkedHashMap<>();
+            try (Cluster cluster = settings.startCluster()) {
+                long start = System.nanoTime();
+                SortJob.Builder builder = SortJob.builder().inputFile(in).strategy(settings.strategy());
+                if (settings.mappers() > 0) {
+                    builder.mappers(settings.mappers());
                 }
-                phases.put("write_output", (end - submitted) / 1e9);
-                ClusterStats stats = cluster.stats();
-                long spilled = stats.nodes().stream().mapToLong(ClusterStats.NodeStats::bytesSpilled).sum();
-                long restored = stats.nodes().stream().mapToLong(ClusterStats.NodeStats::bytesRestored).sum();
-                return new Outcome(bytes, (end - start) / 1e9, phases, result.strategy().name().toLowerCase(Locale.ROOT),
-                        result.outputs().size(), spilled, restored);
+                if (settings.partitions() > 0) {
+                    builder.partitions(settings.partitions());
+                }
+                SortJob job = builder.build();
+                phase("sample+submit", start);
+                long bytes;
+                try (ShuffleResult<Long> result = partsDir != null ? job.runIntoParts(cluster, temp, PART)
+                        : job.runInto(cluster, temp)) {
+                    bytes = await(result, start, phases);
+                    long end = System.nanoTime();
+                    ClusterStats stats = cluster.stats();
+                    long spilled = stats.nodes().stream().mapToLong(ClusterStats.NodeStats::bytesSpilled).sum();
+                    long restored = stats.nodes().stream().mapToLong(ClusterStats.NodeStats::bytesRestored).sum();
+                    outcome = new Outcome(bytes, (end - start) / 1e9, phases,
+                            result.strategy().name().toLowerCase(Locale.ROOT), result.outputs().size(), spilled, restored);
+                }
+            }
+            if (partsDir == null) {
+                try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.WRITE)) {
+                    ch.force(false);
+                }
+                Files.move(temp, out, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } else {
+                for (int r = 0; r < outcome.partitions(); r++) {
+                    String name = String.format(Locale.ROOT, PART, r);
+                    Files.move(temp.resolve(name), partsDir.resolve(name), StandardCopyOption.ATOMIC_MOVE,
+                            StandardCopyOption.REPLACE_EXISTING);
+                }
+                Files.delete(temp);
+            }
+            committed = true;
+            return outcome;
+        } finally {
+            if (!committed) {
+                SortCommands.deleteTree(temp);
             }
         }
     }
+
+    /** Names of the parts of {@code --output-parts}. */
+    private static final String PART = "part-%05d";
 
     /** What an in-memory run found when it checked its output. */
     record Checked(Outcome outcome, boolean valid, Checksum input, Checksum output, double generateSeconds,
@@ -204,73 +236,24 @@ final class SortRun {
         return b.array();
     }
 
-    /** Streams the partitions in order into one file, releasing each as soon as it is written. */
-    private long writeOne(ShuffleResult<MemorySegment> result, Path out) throws IOException {
-        Path dir = out.toAbsolutePath().getParent();
-        Files.createDirectories(dir);
-        Path temp = Files.createTempFile(dir, "." + out.getFileName(), ".tmp");
-        boolean done = false;
-        try {
-            long bytes = 0;
-            try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.WRITE)) {
-                List<ObjectRef<MemorySegment>> refs = result.refs();
-                for (int r = 0; r < refs.size(); r++) {
-                    bytes += write(ch, refs.get(r).get());
-                    refs.get(r).release();
-                    bar("reduce+write", r + 1, refs.size());
-                }
-                ch.force(false);
-            }
-            Files.move(temp, out, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            done = true;
-            return bytes;
-        } finally {
-            if (!done) {
-                Files.deleteIfExists(temp);
-            }
+    /** Waits for every reducer (a bar on a terminal), records the phases; returns the bytes written. */
+    private long await(ShuffleResult<Long> result, long start, Map<String, Double> phases) {
+        long submitted = System.nanoTime();
+        phases.put("sample+submit", (submitted - start) / 1e9);
+        long bytes = 0;
+        int done = 0;
+        int total = result.outputs().size();
+        for (PartitionOutput<Long> part : result.inCompletionOrder()) {
+            bytes += part.ref().get();
+            bar("reduce+write", ++done, total);
         }
-    }
-
-    /** Writes part-00000, part-00001... into {@code dir}, each under a temporary name until all are written. */
-    private long writeParts(ShuffleResult<MemorySegment> result, Path dir) throws IOException {
-        Files.createDirectories(dir);
-        List<Path> temps = new ArrayList<>();
-        boolean done = false;
-        try {
-            long bytes = 0;
-            List<ObjectRef<MemorySegment>> refs = result.refs();
-            for (int r = 0; r < refs.size(); r++) {
-                Path temp = dir.resolve(String.format(Locale.ROOT, ".part-%05d.tmp", r));
-                temps.add(temp);
-                try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-                    bytes += write(ch, refs.get(r).get());
-                    ch.force(false);
-                }
-                refs.get(r).release();
-                bar("reduce+write", r + 1, refs.size());
-            }
-            for (int r = 0; r < temps.size(); r++) {
-                Files.move(temps.get(r), dir.resolve(String.format(Locale.ROOT, "part-%05d", r)),
-                        StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            }
-            done = true;
-            return bytes;
-        } finally {
-            if (!done) {
-                for (Path t : temps) {
-                    Files.deleteIfExists(t);
-                }
-            }
+        for (PhaseStats p : result.stats()) {
+            phases.put(p.name(), p.seconds());
+            line(String.format(Locale.ROOT, "%-14s %6.2f s  %5d tasks  %s", p.name(), p.seconds(), p.tasks(),
+                    p.name().equals("reduce") ? "written in place" : mib(p.bytesOut())));
         }
-    }
-
-    private static long write(FileChannel ch, MemorySegment part) throws IOException {
-        ByteBuffer bb = part.asByteBuffer();
-        long n = bb.remaining();
-        while (bb.hasRemaining()) {
-            ch.write(bb);
-        }
-        return n;
+        phases.put("write_output", (System.nanoTime() - submitted) / 1e9);
+        return bytes;
     }
 
     void phase(String name, long startNanos) {

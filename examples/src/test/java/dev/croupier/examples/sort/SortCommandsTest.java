@@ -100,6 +100,12 @@ class SortCommandsTest {
         try (Stream<Path> left = Files.list(outDir)) {
             assertEquals(List.of(), left.toList(), "no OUT, no temporary file");
         }
+        Path partsDir = dir.resolve("p");
+        assertThrows(Exception.class,
+                () -> run(new SortCommands.Sort(), cluster(bad.toString(), "--output-parts", partsDir.toString())));
+        try (Stream<Path> left = Files.list(partsDir)) {
+            assertEquals(List.of(), left.toList(), "no part, no temporary folder");
+        }
         assertThrows(UsageException.class, () -> run(new SortCommands.Sort(), cluster(bad.toString(), "x", "--strategy", "fast")));
     }
 
