@@ -79,6 +79,13 @@ final class SortRun {
                 try (ShuffleResult<Long> result = partsDir != null ? job.runIntoParts(cluster, temp, PART)
                         : job.runInto(cluster, temp)) {
                     bytes = await(result, start, phases);
+                    if (partsDir == null) {
+                        // every range is in: make the file durable inside the timed run, as a
+                        // part's reducer does for its part
+                        try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.WRITE)) {
+                            ch.force(false);
+                        }
+                    }
                     long end = System.nanoTime();
                     ClusterStats stats = cluster.stats();
                     long spilled = stats.nodes().stream().mapToLong(ClusterStats.NodeStats::bytesSpilled).sum();
@@ -88,9 +95,6 @@ final class SortRun {
                 }
             }
             if (partsDir == null) {
-                try (FileChannel ch = FileChannel.open(temp, StandardOpenOption.WRITE)) {
-                    ch.force(false);
-                }
                 Files.move(temp, out, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             } else {
                 for (int r = 0; r < outcome.partitions(); r++) {
