@@ -4,7 +4,6 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
@@ -16,10 +15,7 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * The reader threads of one sampler: each claims a chunk of a published fill, reads its
  * sector-aligned span into its own aligned buffer with one positional read, and scatters the
- * chunk's rows into the workspace. When rows are whole sectors, a chunk is instead read with
- * one {@code preadv} whose buffers are the rows' scattered slots, so no row is copied: the copy
- * of 128 rows of 512 bytes into a 128 MiB workspace cost a third of the throughput at fio's
- * pace (docs/nvme-io.md).
+ * chunk's rows into the workspace.
  *
  * <p>Design note: the JDK has no asynchronous disk I/O (its {@code AsynchronousFileChannel}
  * is a thread pool over blocking reads), so reads in flight = reader threads, each blocked in
@@ -41,8 +37,6 @@ final class ChunkReaders implements AutoCloseable {
     private final FileChannel channel;
     /** Descriptor for page-cache advice in buffered mode, or -1. */
     private final int adviceFd;
-    /** Descriptor for vectored reads straight into the slots, or -1 (rows are copied). */
-    private final int scatterFd;
     private final int rowSize;
     private final long rowCount;
     private final SamplerLayout layout;
@@ -53,17 +47,11 @@ final class ChunkReaders implements AutoCloseable {
     private final LongAdder reads = new LongAdder();
     private volatile boolean closed;
 
-    /**
-     * @param scatterFd a descriptor for {@code preadv} into the slots (only when rows are whole
-     *     multiples of the read alignment and the workspaces are aligned), or -1; each reader's
-     *     I/O buffer then holds its iovec array instead of data
-     */
-    ChunkReaders(Path file, FileChannel channel, int adviceFd, int scatterFd, int rowSize, long rowCount,
+    ChunkReaders(Path file, FileChannel channel, int adviceFd, int rowSize, long rowCount,
                  SamplerLayout layout, MemorySegment[] ioBuffers) {
         this.file = file;
         this.channel = channel;
         this.adviceFd = adviceFd;
-        this.scatterFd = scatterFd;
         this.rowSize = rowSize;
         this.rowCount = rowCount;
         this.layout = layout;
@@ -82,10 +70,6 @@ final class ChunkReaders implements AutoCloseable {
     void submit(Workspace.Fill fill) {
         fills.add(fill);
         unclaimedChunks.release(fill.chunkCount);
-    }
-
-    boolean vectored() {
-        return scatterFd >= 0;
     }
 
     long bytesRead() {
@@ -143,29 +127,26 @@ final class ChunkReaders implements AutoCloseable {
         long slot = fill.slot(workspace.firstOrdinals[planIndex]);
         long slotAddress = workspace.memory.address() + prefixBytes + slot * rowSize;
         boolean intoSlot = rows == 1 && readLength == rowSize && slotAddress % alignment == 0;
-        int done;
-        if (scatterFd >= 0 && !intoSlot) {
-            done = scatterRead(fill, ioBuffer, slot, rows, start, firstRow);
+        MemorySegment dest;
+        if (intoSlot) {
+            // A whole aligned row: read it straight into its slot, no copy (4 KiB, 64 KiB rows).
+            dest = workspace.memory.asSlice(prefixBytes + slot * rowSize, rowSize);
+            target = dest.asByteBuffer();
         } else {
-            MemorySegment dest;
-            if (intoSlot) {
-                // A whole aligned row: read it straight into its slot, no copy (4 KiB, 64 KiB rows).
-                dest = workspace.memory.asSlice(prefixBytes + slot * rowSize, rowSize);
-                target = dest.asByteBuffer();
-            } else {
-                dest = ioBuffer;
-                target.clear().limit(readLength);
+            dest = ioBuffer;
+            target.clear().limit(readLength);
+        }
+        int done = 0;
+        while (done < needed) {
+            // Buffered mode reads through the descriptor advised POSIX_FADV_RANDOM (no readahead).
+            long n = adviceFd >= 0 ? Libc.pread(adviceFd, dest, done, readLength - done, readStart + done)
+                    : channel.read(target, readStart + done);
+            if (n <= 0) {
+                throw new EOFException(file + ": end of file at offset " + (readStart + done)
+                        + " while reading rows " + firstRow + ".." + (firstRow + rows - 1) + " (bytes "
+                        + start + ".." + end + "); was the file truncated?");
             }
-            done = 0;
-            while (done < needed) {
-                // Buffered mode reads through the descriptor advised POSIX_FADV_RANDOM (no readahead).
-                long n = adviceFd >= 0 ? Libc.pread(adviceFd, dest, done, readLength - done, readStart + done)
-                        : channel.read(target, readStart + done);
-                if (n <= 0) {
-                    throw truncated(readStart + done, firstRow, rows, start, end);
-                }
-                done += (int) n;
-            }
+            done += (int) n;
         }
         bytesRead.add(done);
         reads.increment();
@@ -176,7 +157,7 @@ final class ChunkReaders implements AutoCloseable {
                         + readStart + " failed with error " + rc));
             }
         }
-        if (intoSlot || scatterFd >= 0) {
+        if (intoSlot) {
             return;
         }
         long source = start - readStart;
@@ -188,55 +169,6 @@ final class ChunkReaders implements AutoCloseable {
                 slot -= fill.rows;
             }
         }
-    }
-
-    /**
-     * Reads {@code rows} whole rows starting at file offset {@code start} (aligned, as the rows
-     * are whole sectors) with one {@code preadv}, row {@code k} straight into slot
-     * {@code slot + k * stride} (mod the fill's rows). The iovec array and the errno slot live
-     * in the thread's idle I/O buffer. A short read resumes at the first unfilled byte.
-     */
-    private int scatterRead(Workspace.Fill fill, MemorySegment ioBuffer, long slot, int rows, long start,
-                            long firstRow) throws IOException {
-        long base = fill.workspace.memory.address() + (long) layout.prefixRows() * rowSize;
-        MemorySegment iov = ioBuffer.asSlice(0, rows * Libc.IOVEC_BYTES);
-        MemorySegment state = ioBuffer.asSlice(rows * Libc.IOVEC_BYTES, Libc.CALL_STATE_BYTES);
-        for (int k = 0; k < rows; k++) {
-            iov.set(ValueLayout.JAVA_LONG, k * Libc.IOVEC_BYTES, base + slot * rowSize);
-            iov.set(ValueLayout.JAVA_LONG, k * Libc.IOVEC_BYTES + Long.BYTES, rowSize);
-            slot += fill.stride;
-            if (slot >= fill.rows) {
-                slot -= fill.rows;
-            }
-        }
-        long total = (long) rows * rowSize;
-        long done = 0;
-        int first = 0;
-        while (done < total) {
-            long n = Libc.preadv(scatterFd, iov.asSlice(first * Libc.IOVEC_BYTES), rows - first, start + done, state);
-            if (n <= 0) {
-                throw truncated(start + done, firstRow, rows, start, start + total);
-            }
-            done += n;
-            // skip the rows now full; shorten the one the read stopped in
-            long filled = done - (long) first * rowSize;
-            while (first < rows && filled >= rowSize) {
-                filled -= rowSize;
-                first++;
-            }
-            if (first < rows && filled > 0) {
-                long at = first * Libc.IOVEC_BYTES;
-                long fullRowStart = iov.get(ValueLayout.JAVA_LONG, at) - (rowSize - iov.get(ValueLayout.JAVA_LONG, at + Long.BYTES));
-                iov.set(ValueLayout.JAVA_LONG, at, fullRowStart + filled);
-                iov.set(ValueLayout.JAVA_LONG, at + Long.BYTES, rowSize - filled);
-            }
-        }
-        return (int) done;
-    }
-
-    private EOFException truncated(long offset, long firstRow, int rows, long start, long end) {
-        return new EOFException(file + ": end of file at offset " + offset + " while reading rows " + firstRow
-                + ".." + (firstRow + rows - 1) + " (bytes " + start + ".." + end + "); was the file truncated?");
     }
 
     /** Stops the readers after their current read and waits for them. */

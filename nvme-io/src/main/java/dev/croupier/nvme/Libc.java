@@ -17,8 +17,7 @@ import java.util.Locale;
  * The few libc calls the JDK does not offer: {@code open}/{@code close}/{@code pread} for a
  * descriptor whose page-cache advice the sampler controls, {@code posix_fadvise} to turn off
  * readahead and drop pages from the page cache, {@code mincore} to count them, and
- * {@code mmap}/{@code madvise} for huge-page workspaces, and {@code preadv} to read a chunk of
- * rows straight into their scattered slots.
+ * {@code mmap}/{@code madvise} for huge-page workspaces.
  *
  * <p>Design note: calls go through FFM downcalls ({@link Linker#nativeLinker()}), which need
  * {@code --enable-native-access} (the build passes it). A separate {@code O_RDONLY} descriptor
@@ -36,17 +35,6 @@ final class Libc {
             System.getProperty("os.name", "").toLowerCase(Locale.ROOT).startsWith("linux");
 
     private static final int O_RDONLY = 0;
-    /**
-     * {@code O_DIRECT}, whose value differs between architectures: 0x4000 on x86-64, 0x10000
-     * on aarch64; 0 (unknown) elsewhere, where the sampler keeps to the JDK's direct channel.
-     */
-    static final int O_DIRECT = switch (System.getProperty("os.arch", "")) {
-        case "amd64", "x86_64" -> 0x4000;
-        case "aarch64" -> 0x10000;
-        default -> 0;
-    };
-    /** Bytes of one {@code struct iovec}: a base address and a length. */
-    static final long IOVEC_BYTES = 16;
     /** Same value on x86-64 and aarch64 Linux. */
     private static final int O_CLOEXEC = 0x80000;
     private static final int POSIX_FADV_RANDOM = 1;
@@ -65,13 +53,9 @@ final class Libc {
     private static final VarHandle ERRNO_HANDLE =
             CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
 
-    /** Bytes of the segment a downcall captures errno into. */
-    static final long CALL_STATE_BYTES = CALL_STATE.byteSize();
-
     private static final MethodHandle OPEN;
     private static final MethodHandle CLOSE;
     private static final MethodHandle PREAD;
-    private static final MethodHandle PREADV;
     private static final MethodHandle FADVISE;
     private static final MethodHandle MINCORE;
     private static final MethodHandle SYSCONF;
@@ -93,10 +77,6 @@ final class Libc {
                     FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS,
                             ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG),
                     ERRNO);
-            PREADV = LINKER.downcallHandle(libc.findOrThrow("preadv"),
-                    FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS,
-                            ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG),
-                    ERRNO);
             FADVISE = LINKER.downcallHandle(libc.findOrThrow("posix_fadvise"),
                     FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT,
                             ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
@@ -115,7 +95,7 @@ final class Libc {
                     FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG,
                             ValueLayout.JAVA_INT));
         } else {
-            OPEN = CLOSE = PREAD = PREADV = FADVISE = MINCORE = SYSCONF = MMAP = MUNMAP = MADVISE = null;
+            OPEN = CLOSE = PREAD = FADVISE = MINCORE = SYSCONF = MMAP = MUNMAP = MADVISE = null;
         }
     }
 
@@ -123,21 +103,10 @@ final class Libc {
 
     /** Opens {@code file} read-only and returns the descriptor. */
     static int openReadOnly(Path file) throws IOException {
-        return open(file, O_RDONLY | O_CLOEXEC);
-    }
-
-    /** Opens {@code file} read-only with {@code O_DIRECT} (only where {@link #O_DIRECT} is known). */
-    static int openDirect(Path file) throws IOException {
-        if (O_DIRECT == 0) {
-            throw new IOException("O_DIRECT is not known on " + System.getProperty("os.arch"));
-        }
-        return open(file, O_RDONLY | O_CLOEXEC | O_DIRECT);
-    }
-
-    private static int open(Path file, int flags) throws IOException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(CALL_STATE);
-            int fd = (int) OPEN.invokeExact(state, arena.allocateFrom(file.toString()), flags, 0);
+            int fd = (int) OPEN.invokeExact(state, arena.allocateFrom(file.toString()),
+                    O_RDONLY | O_CLOEXEC, 0);
             if (fd < 0) {
                 throw new IOException("open(" + file + ") failed: errno " + (int) ERRNO_HANDLE.get(state, 0L));
             }
@@ -180,32 +149,6 @@ final class Libc {
             throw e;
         } catch (Throwable t) {
             throw new IllegalStateException("pread(2) downcall failed", t);
-        }
-    }
-
-    /**
-     * Reads at file offset {@code position} into the {@code count} buffers described by the
-     * iovec array {@code iov} (native memory, {@link #IOVEC_BYTES} per entry); returns the bytes
-     * read, 0 at the end of the file. Retries when interrupted by a signal. {@code state} is the
-     * caller's errno capture segment ({@link #CALL_STATE_BYTES}), so a hot loop allocates nothing.
-     */
-    static long preadv(int fd, MemorySegment iov, int count, long position, MemorySegment state) throws IOException {
-        try {
-            while (true) {
-                long n = (long) PREADV.invokeExact(state, fd, iov, count, position);
-                if (n >= 0) {
-                    return n;
-                }
-                int errno = (int) ERRNO_HANDLE.get(state, 0L);
-                if (errno != EINTR) {
-                    throw new IOException("preadv of " + count + " buffers at offset " + position
-                            + " failed: errno " + errno);
-                }
-            }
-        } catch (IOException | RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException("preadv(2) downcall failed", t);
         }
     }
 

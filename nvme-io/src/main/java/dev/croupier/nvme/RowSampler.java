@@ -80,8 +80,6 @@ public final class RowSampler implements AutoCloseable {
     private final SamplerLayout layout;
     private final FileChannel channel;
     private final int adviceFd;
-    /** The {@code O_DIRECT} descriptor of vectored reads, or -1. */
-    private final int directFd;
     private final Arena arena;
     private final long allocatedBytes;
     private final ChunkReaders readers;
@@ -121,7 +119,6 @@ public final class RowSampler implements AutoCloseable {
         this.chunkDraws = new SplittableRandom(seed);
         this.scatterDraws = new SplittableRandom(ChunkPermutation.mix(seed ^ 0x5CA77E5L));
         int fd = -1;
-        int direct = -1;
         Arena memory = Arena.ofShared();
         try {
             if (!directIo && Libc.AVAILABLE) {
@@ -146,31 +143,14 @@ public final class RowSampler implements AutoCloseable {
                 allocated += bytes + SamplerLayout.WORKSPACE_SLACK
                         + (long) layout.planChunks() * (Long.BYTES + Integer.BYTES);
             }
-            // Rows that are whole sectors are read with preadv straight into their slots.
-            boolean scatter = Libc.AVAILABLE && layout.rowsPerChunk() > 1 && rowSize % SECTOR == 0;
-            for (Workspace w : workspaces) {
-                scatter &= w.memory.address() % alignment == 0 && alignment % SECTOR == 0;
-            }
-            if (scatter && directIo) {
-                scatter = false;
-                if (Libc.O_DIRECT != 0) {
-                    direct = Libc.openDirect(file);
-                    scatter = rowSize % alignment == 0 || sectorReadsWork(direct, ioBuffers[0]);
-                }
-            }
-            int scatterFd = !scatter ? -1 : directIo ? direct : fd;
             this.allocatedBytes = allocated;
             this.arena = memory;
             this.adviceFd = fd;
-            this.directFd = direct;
-            this.readers = new ChunkReaders(file, channel, fd, scatterFd, rowSize, rowCount, layout, ioBuffers);
+            this.readers = new ChunkReaders(file, channel, fd, rowSize, rowCount, layout, ioBuffers);
         } catch (IOException | RuntimeException | Error e) {
             memory.close();
             if (fd >= 0) {
                 Libc.close(fd);
-            }
-            if (direct >= 0) {
-                Libc.close(direct);
             }
             throw e;
         }
@@ -313,28 +293,6 @@ public final class RowSampler implements AutoCloseable {
         return maxBatchRows;
     }
 
-    /** The smallest direct-I/O unit of Linux block devices. */
-    private static final int SECTOR = 512;
-
-    /**
-     * Whether {@code O_DIRECT} reads of single 512-byte sectors work on {@code fd}. The JDK's
-     * direct channel insists on the file system's block size (4 KiB on ext4), but the kernel
-     * only needs the device's logical block size, 512 bytes on most drives; one probe read
-     * tells. With it, 512-byte rows get vectored reads too.
-     */
-    private static boolean sectorReadsWork(int fd, MemorySegment alignedBuffer) {
-        try {
-            return Libc.pread(fd, alignedBuffer, 0, SECTOR, SECTOR) >= 0;
-        } catch (IOException notOnThisDevice) {
-            return false;
-        }
-    }
-
-    /** Whether chunks are read with {@code preadv} straight into the rows' slots (rows that are whole sectors). */
-    boolean vectoredReads() {
-        return readers.vectored();
-    }
-
     /** Rows read by one I/O: {@code max(1, chunkBytes / rowSize)}, at most the row count. */
     public int rowsPerChunk() {
         return layout.rowsPerChunk();
@@ -387,9 +345,6 @@ public final class RowSampler implements AutoCloseable {
             arena.close();
             if (adviceFd >= 0) {
                 Libc.close(adviceFd);
-            }
-            if (directFd >= 0) {
-                Libc.close(directFd);
             }
             channel.close();
         }

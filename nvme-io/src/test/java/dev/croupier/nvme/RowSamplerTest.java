@@ -94,41 +94,6 @@ class RowSamplerTest {
         }
     }
 
-    /**
-     * Rows that are whole sectors (512 B, 4 KiB) in 64 KiB chunks go through one preadv per
-     * chunk straight into their scattered slots, through O_DIRECT on a disk and buffered when
-     * asked: every epoch is still every row exactly once, each row exact.
-     */
-    @org.junit.jupiter.params.ParameterizedTest
-    @org.junit.jupiter.params.provider.CsvSource({"512, false", "4096, false", "512, true", "4096, true"})
-    void wholeSectorRowsAreReadWithOnePreadvIntoTheirSlots(int rowSize, boolean buffered) throws IOException {
-        int rows = 3_001;
-        Path file = RowFiles.write(dir.resolve("rows.bin"), rowSize, rows);
-        RowSampler.Builder builder = sampler(file, rowSize).chunkBytes(64 << 10).memoryLimit(32L << 20)
-                .withReplacement(false);
-        if (buffered) {
-            builder.bufferedReads();
-        }
-        try (RowSampler s = builder.build()) {
-            assumeTrue(Libc.AVAILABLE && (buffered || !s.directIo() || Libc.O_DIRECT != 0), "needs Linux");
-            assertTrue(s.vectoredReads(), "whole-sector rows are read into their slots");
-            assertTrue(s.rowsPerChunk() > 1);
-            for (int epoch = 0; epoch < 2; epoch++) {
-                boolean[] seen = new boolean[rows];
-                int got = 0;
-                while (got < rows) {
-                    RowBatch batch = s.readBatch(Math.min(256, rows - got));
-                    for (int i = 0; i < batch.rowCount(); i++) {
-                        int index = (int) RowFiles.checkedIndex(batch.row(i), rows);
-                        assertFalse(seen[index], "row " + index + " twice in epoch " + epoch);
-                        seen[index] = true;
-                    }
-                    got += batch.rowCount();
-                }
-            }
-        }
-    }
-
     @Test
     void neighboursInTheFileAreScatteredAcrossTheBatch() throws IOException {
         Path file = RowFiles.write(dir.resolve("rows.bin"), 64, 20_000);
