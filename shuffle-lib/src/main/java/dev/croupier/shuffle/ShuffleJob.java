@@ -43,7 +43,8 @@ public final class ShuffleJob<I, B, O> {
 
     /**
      * Runs the shuffle. Returns once every reduce task is submitted (the driver waits earlier
-     * only where the strategy needs it: rounds, speculation, best-effort merge, skew sizes).
+     * only where the strategy needs it: rounds, speculation, best-effort merge, skew sizes, and
+     * the maps' block sizes for a {@link PositionedReducer}).
      */
     public ShuffleResult<O> run(Cluster cluster) {
         return new ShuffleRun<>(cluster, plan).run();
