@@ -2,14 +2,18 @@ package dev.croupier.shuffle.reshard;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
@@ -398,7 +402,6 @@ public final class ReshardJob {
         return outputs;
     }
 
-    @SuppressWarnings("unchecked")
     private List<ReshardResult.OutputShard> create(Cluster cluster, Map<Long, Output> outputs, List<PlanSummary> plans,
                                                    List<ObjectRef<byte[]>> sortedRefs, Extraction ex, KeyMap keyMap,
                                                    long packTarget, boolean byCount) {
@@ -409,10 +412,49 @@ public final class ReshardJob {
         } catch (IOException e) {
             throw new ReshardException(ReshardException.Kind.IO, "cannot create an output folder: " + e.getMessage(), e);
         }
+        List<Output> order = new ArrayList<>(outputs.values());
+        try {
+            return createAll(cluster, order, plans, sortedRefs, ex, keyMap, packTarget, byCount);
+        } finally {
+            sweepOrphans(order);
+        }
+    }
+
+    /**
+     * Deletes the temporary files of attempts the runtime gave up on. A creation attempt on a
+     * node that dies may have written (all or part of) its shard under a temporary name before
+     * the task was re-run elsewhere under another; only the re-run's file is committed or
+     * discarded by name. Temporary names are {@code .<output name>.<random>.tmp}, so the
+     * sweep takes exactly those of this job's outputs.
+     */
+    private static void sweepOrphans(List<Output> order) {
+        Map<Path, Set<String>> prefixesByDir = new HashMap<>();
+        for (Output o : order) {
+            prefixesByDir.computeIfAbsent(o.path.toAbsolutePath().getParent(), d -> new HashSet<>())
+                    .add("." + o.path.getFileName() + ".");
+        }
+        for (Map.Entry<Path, Set<String>> e : prefixesByDir.entrySet()) {
+            try (DirectoryStream<Path> temps = Files.newDirectoryStream(e.getKey(), ".*.tmp")) {
+                for (Path t : temps) {
+                    String name = t.getFileName().toString();
+                    int cut = name.lastIndexOf('.', name.length() - ".tmp".length() - 1);
+                    if (cut > 0 && e.getValue().contains(name.substring(0, cut + 1))) {
+                        Files.deleteIfExists(t);
+                    }
+                }
+            } catch (IOException ignored) {
+                // a folder that is gone holds no orphan; a file that cannot be deleted stays a dot-file
+            }
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private List<ReshardResult.OutputShard> createAll(Cluster cluster, List<Output> order, List<PlanSummary> plans,
+                                                      List<ObjectRef<byte[]>> sortedRefs, Extraction ex, KeyMap keyMap,
+                                                      long packTarget, boolean byCount) {
         RecordTransform fn = transform;
         AtomicLong done = new AtomicLong();
         Throttle throttle = new Throttle(cluster, spec.createConcurrencyMaxLimit());
-        List<Output> order = new ArrayList<>(outputs.values());
         List<ObjectRef<String>> refs = new ArrayList<>(order.size());
         try {
             for (Output o : order) {

@@ -223,6 +223,12 @@ final class ReshardTasks {
             }
             return ExtractedShard.load(extracted.get(at), m.key(), m.handle());
         }, format, Path.of(target[0]), transform);
+        if (Thread.currentThread().isInterrupted()) {
+            // Cancelled, or its node died while it wrote (the shard writer's streams ignore
+            // interrupts): nobody will commit or discard this file by name, so remove it here.
+            Files.deleteIfExists(c.pending().temporary());
+            throw new java.io.InterruptedIOException("creation of " + target[0] + " was interrupted");
+        }
         return c.pending().temporary() + "\n" + c.pending().size() + "\n" + c.records() + "\n" + c.contentBytes();
     }
 }
