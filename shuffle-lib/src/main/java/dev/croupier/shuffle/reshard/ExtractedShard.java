@@ -14,6 +14,7 @@ import java.util.List;
 import dev.croupier.formats.Record;
 import dev.croupier.formats.RecordFile;
 import dev.croupier.formats.reshard.ShardExtractor;
+import dev.croupier.futures.TaskOutput;
 
 /**
  * Design note: the extracted bytes of one input shard as one object-store value, dSort's
@@ -23,7 +24,9 @@ import dev.croupier.formats.reshard.ShardExtractor;
  * capacity) on the node that read the shard. Creation tasks receive it as a read-only segment
  * view and hand out record files as views into it, never copies. A record's files follow each
  * other in the index even when they were not adjacent in the shard. Content is limited to
- * 2 GiB per input shard (one Java array while it is being filled).
+ * 2 GiB per input shard (one Java array while it is being filled). The gather step of a
+ * multi-node job {@link #select selects} from a frame the records one output shard needs, as
+ * a smaller frame of the same layout, so only those bytes travel to the creating node.
  *
  * <pre>
  *   0       4           8                16
@@ -188,5 +191,74 @@ final class ExtractedShard {
             out.add(new RecordFile(new String(name, StandardCharsets.UTF_8), frame.asSlice(at, size).asByteBuffer()));
         }
         return new Record(key, out);
+    }
+
+    /**
+     * The frame of just some records of {@code frame}: record {@code i} of the result is record
+     * {@code handles[i]} of the source, files and extensions unchanged. The result is
+     * {@link TaskOutput} memory, so inside a task it becomes the stored object without a copy;
+     * each selected byte is copied once.
+     *
+     * @param frame a frame as {@link Writer#finish()} made it, with bytes (not a dry run's)
+     * @param handles record handles of {@code frame}, in the order wanted
+     * @param n how many of {@code handles} to take
+     */
+    static MemorySegment select(MemorySegment frame, long[] handles, int n) {
+        int version = frame.get(INT, 0);
+        if (version != VERSION) {
+            throw new IllegalStateException("extracted shard frame version " + version + ", expected " + VERSION);
+        }
+        int records = frame.get(INT, 4);
+        long indexAt = frame.get(LONG, 8);
+        long content = 0;
+        long index = 8L * n;
+        for (int i = 0; i < n; i++) {
+            if (handles[i] < 0 || handles[i] >= records) {
+                throw new IllegalStateException("record handle " + handles[i] + " out of 0.." + (records - 1));
+            }
+            long p = frame.get(LONG, indexAt + 8 * handles[i]);
+            int files = frame.get(INT, p);
+            p += 4;
+            index += 4;
+            for (int f = 0; f < files; f++) {
+                int len = frame.get(INT, p);
+                content += frame.get(INT, p + 4 + len + 8);
+                index += 4 + len + 12;
+                p += 4 + len + 12;
+            }
+        }
+        MemorySegment out = TaskOutput.allocate(HEADER + content + index);
+        long bytesAt = HEADER;
+        long outIndexAt = HEADER + content;
+        long entryAt = outIndexAt + 8L * n;
+        out.set(INT, 0, VERSION);
+        out.set(INT, 4, n);
+        out.set(LONG, 8, outIndexAt);
+        for (int i = 0; i < n; i++) {
+            long p = frame.get(LONG, indexAt + 8 * handles[i]);
+            int files = frame.get(INT, p);
+            out.set(LONG, outIndexAt + 8L * i, entryAt);
+            out.set(INT, entryAt, files);
+            p += 4;
+            entryAt += 4;
+            for (int f = 0; f < files; f++) {
+                int len = frame.get(INT, p);
+                MemorySegment.copy(frame, p, out, entryAt, 4 + len);
+                p += 4 + len;
+                entryAt += 4 + len;
+                long at = frame.get(LONG, p);
+                int size = frame.get(INT, p + 8);
+                if (at < 0) {
+                    throw new IllegalStateException("a dry-run extraction holds no bytes");
+                }
+                MemorySegment.copy(frame, at, out, bytesAt, size);
+                out.set(LONG, entryAt, bytesAt);
+                out.set(INT, entryAt + 8, size);
+                p += 12;
+                entryAt += 12;
+                bytesAt += size;
+            }
+        }
+        return out;
     }
 }

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -14,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
@@ -50,9 +52,12 @@ import dev.croupier.shuffle.Strategy;
  *   <li><b>sorting</b>: the metadata is sorted by a sample-based range-partitioned shuffle
  *       ({@link ShuffleJob}), so no node ever holds all of it; a chain of small planning tasks
  *       then cuts the sorted partitions into output shards;</li>
- *   <li><b>creation</b>: one task per output shard gathers its records from the extracted
- *       shards and writes it under a temporary name; only once every shard is written are all
- *       renamed to their final names. A failed job leaves no output shard and no temporary file.</li>
+ *   <li><b>creation</b>: one task per output shard, spread over the nodes, gathers its records
+ *       and writes it under a temporary name; only once every shard is written are all renamed
+ *       to their final names. A failed job leaves no output shard and no temporary file. On more
+ *       than one node a gather step comes first: each extracted shard is cut, on its own node,
+ *       into one frame per output shard created elsewhere, so only the records' own bytes travel
+ *       and never a whole extracted shard.</li>
  * </ol>
  * The algorithms are {@link RecordOrdering}'s: for every kind but {@code shuffle} the output is
  * exactly what {@link LocalReshard} writes; a seeded shuffle gives the same output on every run,
@@ -202,9 +207,19 @@ public final class ReshardJob {
         }
     }
 
-    /** The extracted input shards that survived, by input index. */
-    private record Extraction(List<Integer> shardIds, List<ObjectRef<MemorySegment>> frames,
+    /**
+     * The extracted input shards that survived, by input index, with the node each was
+     * extracted on (asked for; a node death may have moved it, which costs a fetch, not a result).
+     */
+    private record Extraction(List<Integer> shardIds, List<Integer> nodes, List<ObjectRef<MemorySegment>> frames,
                               List<ObjectRef<byte[]>> metas, long records, long bytes, List<Path> skipped) {
+        int nodeOf(int shard) {
+            return nodes.get(shardIds.indexOf(shard));
+        }
+
+        ObjectRef<MemorySegment> frameOf(int shard) {
+            return frames.get(shardIds.indexOf(shard));
+        }
     }
 
     @SuppressWarnings("unchecked")
@@ -229,6 +244,7 @@ public final class ReshardJob {
             r.get(2).whenDone().thenRun(() -> progress.update("extraction", done.incrementAndGet(), inputs.size()));
         }
         List<Integer> ids = new ArrayList<>();
+        List<Integer> extractedOn = new ArrayList<>();
         List<ObjectRef<MemorySegment>> frames = new ArrayList<>();
         List<ObjectRef<byte[]>> metas = new ArrayList<>();
         List<Path> skipped = new ArrayList<>();
@@ -255,13 +271,14 @@ public final class ReshardJob {
             bytes += Long.parseLong(counts[1]);
             warnings.addAll(List.of(lines).subList(1, lines.length));
             ids.add(i);
+            extractedOn.add(alive.get(i % nodes));
             frames.add((ObjectRef<MemorySegment>) (ObjectRef<?>) refs.get(i).get(0));
             metas.add((ObjectRef<byte[]>) (ObjectRef<?>) refs.get(i).get(1));
         }
         if (failure != null) {
             throw failure;
         }
-        return new Extraction(ids, frames, metas, records, bytes, skipped);
+        return new Extraction(ids, extractedOn, frames, metas, records, bytes, skipped);
     }
 
     private ShuffleResult<byte[]> sort(Cluster cluster, Extraction ex, int partitions, long seed,
@@ -358,6 +375,10 @@ public final class ReshardJob {
             this.template = template;
             this.index = index;
         }
+
+        long id() {
+            return ReshardTasks.outputId(template, index);
+        }
     }
 
     private Map<Long, Output> outputs(List<PlanSummary> plans, KeyMap keyMap) {
@@ -365,7 +386,7 @@ public final class ReshardJob {
         long[] counts = new long[PackingCursor.templates(keyMap)];
         for (int p = 0; p < plans.size(); p++) {
             for (PlanSummary.Piece piece : plans.get(p).pieces()) {
-                Output o = outputs.computeIfAbsent(((long) piece.template() << 40) | piece.index(),
+                Output o = outputs.computeIfAbsent(ReshardTasks.outputId(piece.template(), piece.index()),
                         k -> new Output(piece.template(), piece.index()));
                 o.records += piece.records();
                 o.bytes += piece.bytes();
@@ -448,7 +469,6 @@ public final class ReshardJob {
         }
     }
 
-    @SuppressWarnings("unchecked")
     private List<ReshardResult.OutputShard> createAll(Cluster cluster, List<Output> order, List<PlanSummary> plans,
                                                       List<ObjectRef<byte[]>> sortedRefs, Extraction ex, KeyMap keyMap,
                                                       long packTarget, boolean byCount) {
@@ -456,8 +476,17 @@ public final class ReshardJob {
         AtomicLong done = new AtomicLong();
         Throttle throttle = new Throttle(cluster, spec.createConcurrencyMaxLimit());
         List<ObjectRef<String>> refs = new ArrayList<>(order.size());
+        List<Integer> alive = cluster.aliveNodes();
+        int[] home = new int[order.size()];
+        for (int k = 0; k < order.size(); k++) {
+            home[k] = alive.get(k % alive.size());
+        }
+        List<ObjectRef<?>> gathered = new ArrayList<>();
         try {
-            for (Output o : order) {
+            Map<Integer, Gather> gathers = gather(cluster, order, home, plans, sortedRefs, ex, keyMap, packTarget,
+                    byCount, gathered);
+            for (int k = 0; k < order.size(); k++) {
+                Output o = order.get(k);
                 List<ObjectRef<byte[]>> parts = new ArrayList<>();
                 long[][] carries = new long[o.partitions.size()][];
                 for (int i = 0; i < o.partitions.size(); i++) {
@@ -465,18 +494,22 @@ public final class ReshardJob {
                     carries[i] = plans.get(o.partitions.get(i)).carryIn();
                 }
                 int[] shardIds = o.shards.stream().mapToInt(Integer::intValue).toArray();
+                int[] isCut = new int[shardIds.length];
                 List<ObjectRef<MemorySegment>> frames = new ArrayList<>(shardIds.length);
-                for (int s : shardIds) {
-                    frames.add(ex.frames.get(ex.shardIds.indexOf(s)));
+                for (int i = 0; i < shardIds.length; i++) {
+                    Gather g = ex.nodeOf(shardIds[i]) == home[k] ? null : gathers.get(shardIds[i]);
+                    isCut[i] = g == null ? 0 : 1;
+                    frames.add(g == null ? ex.frameOf(shardIds[i]) : g.frameFor(o.id()));
                 }
+                int[][] sources = {shardIds, isCut};
                 long[] which = {o.template, o.index};
                 String[] target = {o.path.toString(), o.format.defaultExtension()};
                 throttle.beforeSubmit();
                 ObjectRef<String> r = cluster.task(
-                        (List<byte[]> ps, List<MemorySegment> fs, long[][] cs, int[] ids, long[] w, String[] tg) ->
-                                ReshardTasks.create(ps, fs, cs, ids, w, tg, keyMap, packTarget, byCount, fn),
-                        ObjectRef.all(parts), ObjectRef.all(frames), carries, shardIds, which, target)
-                        .name("reshard-create").remote();
+                        (List<byte[]> ps, List<MemorySegment> fs, long[][] cs, int[][] src, long[] w, String[] tg) ->
+                                ReshardTasks.create(ps, fs, cs, src, w, tg, keyMap, packTarget, byCount, fn),
+                        ObjectRef.all(parts), ObjectRef.all(frames), carries, sources, which, target)
+                        .name("reshard-create").onNode(home[k], Affinity.SOFT).remote();
                 refs.add(r);
                 throttle.submitted(r);
                 r.whenDone().thenRun(() -> progress.update("creation", done.incrementAndGet(), order.size()));
@@ -484,6 +517,11 @@ public final class ReshardJob {
         } catch (RuntimeException e) {
             discardAll(refs);
             throw e;
+        } finally {
+            // Submitted tasks keep their arguments; these refs are the driver's own.
+            for (ObjectRef<?> g : gathered) {
+                g.release();
+            }
         }
         // Wait for every task, even after a failure, so no finished temporary file is missed.
         List<String[]> created = new ArrayList<>(refs.size());
@@ -520,6 +558,66 @@ public final class ReshardJob {
             throw new ReshardException(ReshardException.Kind.IO, "committing output shards failed: " + e.getMessage(), e);
         }
         return out;
+    }
+
+    /** The cut frames of one extracted shard: one per output shard created away from it. */
+    private record Gather(long[] outputs, List<ObjectRef<MemorySegment>> frames) {
+        ObjectRef<MemorySegment> frameFor(long output) {
+            return frames.get(Arrays.binarySearch(outputs, output));
+        }
+    }
+
+    /**
+     * The gather step: every output shard of a shuffle takes records from nearly every input
+     * shard, so a creation task given whole extracted shards would fetch all of each remote
+     * one. Instead one routing task per sorted partition tells where each record goes, and one
+     * cut task per extracted shard, on its node, copies out the records of each output created
+     * on another node; only those bytes travel. Outputs created where a shard lies read it in
+     * place. On one node there is nothing to gather and no task is run.
+     *
+     * @return the cut frames by input shard, for the shards that have any
+     */
+    @SuppressWarnings("unchecked")
+    private Map<Integer, Gather> gather(Cluster cluster, List<Output> order, int[] home, List<PlanSummary> plans,
+                                        List<ObjectRef<byte[]>> sortedRefs, Extraction ex, KeyMap keyMap,
+                                        long packTarget, boolean byCount, List<ObjectRef<?>> gathered) {
+        Map<Integer, TreeSet<Long>> awayOutputs = new TreeMap<>();
+        for (int k = 0; k < order.size(); k++) {
+            for (int s : order.get(k).shards) {
+                if (ex.nodeOf(s) != home[k]) {
+                    awayOutputs.computeIfAbsent(s, x -> new TreeSet<>()).add(order.get(k).id());
+                }
+            }
+        }
+        if (awayOutputs.isEmpty()) {
+            return Map.of();
+        }
+        int[] cutShards = awayOutputs.keySet().stream().mapToInt(Integer::intValue).toArray();
+        List<List<ObjectRef<long[]>>> routes = new ArrayList<>(sortedRefs.size());
+        for (int p = 0; p < sortedRefs.size(); p++) {
+            long[] carryIn = plans.get(p).carryIn();
+            List<ObjectRef<long[]>> r = cluster.task((byte[] sorted) ->
+                            ReshardTasks.route(sorted, carryIn, cutShards, keyMap, packTarget, byCount), sortedRefs.get(p))
+                    .name("reshard-route").<long[]>numReturns(cutShards.length).remote();
+            gathered.addAll(r);
+            routes.add(r);
+        }
+        Map<Integer, Gather> gathers = new HashMap<>();
+        for (int j = 0; j < cutShards.length; j++) {
+            int shard = cutShards[j];
+            long[] outputs = awayOutputs.get(shard).stream().mapToLong(Long::longValue).toArray();
+            List<ObjectRef<long[]>> forShard = new ArrayList<>(routes.size());
+            for (List<ObjectRef<long[]>> r : routes) {
+                forShard.add(r.get(j));
+            }
+            List<ObjectRef<MemorySegment>> frames = cluster.task((MemorySegment frame, List<long[]> rs) ->
+                            ReshardTasks.cut(frame, rs, outputs), ex.frameOf(shard), ObjectRef.all(forShard))
+                    .name("reshard-cut").onNode(ex.nodeOf(shard), Affinity.SOFT)
+                    .<MemorySegment>numReturns(outputs.length).remote();
+            gathered.addAll(frames);
+            gathers.put(shard, new Gather(outputs, frames));
+        }
+        return gathers;
     }
 
     private static void discardAll(List<ObjectRef<String>> refs) {

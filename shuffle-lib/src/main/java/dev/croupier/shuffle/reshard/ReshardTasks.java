@@ -12,6 +12,7 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.LongStream;
 
 import dev.croupier.formats.Reaction;
 import dev.croupier.formats.ShardFormat;
@@ -174,7 +175,7 @@ final class ReshardTasks {
                 }
                 continue;
             }
-            long id = ((long) t << 40) | cursor.lastIndex();
+            long id = outputId(t, cursor.lastIndex());
             long[] s = sizes.computeIfAbsent(id, k -> new long[2]);
             s[0]++;
             s[1] += m.size();
@@ -190,39 +191,112 @@ final class ReshardTasks {
     }
 
     /**
+     * Routing of one sorted partition for the gather step: replays its packing (as
+     * {@link #create} does) and lists, for each input shard being cut, where its records go.
+     *
+     * @param sorted the partition's sorted metadata
+     * @param carryIn the packing state carried into it
+     * @param cutShards the input shard indices being cut, ascending
+     * @return one {@code long[]} per cut shard: (output id, handle) pairs in plan order, where an
+     *         output id is {@code template << 40 | index}
+     */
+    static List<Object> route(byte[] sorted, long[] carryIn, int[] cutShards, KeyMap keyMap, long target,
+                              boolean byCount) {
+        List<LongStream.Builder> pairs = new ArrayList<>(cutShards.length);
+        for (int i = 0; i < cutShards.length; i++) {
+            pairs.add(LongStream.builder());
+        }
+        PackingCursor cursor = new PackingCursor(keyMap, target, byCount, carryIn);
+        for (RecordMeta m : MetaBlock.decode(sorted)) {
+            int t = cursor.place(m);
+            int at = Arrays.binarySearch(cutShards, m.shard());
+            if (t != PackingCursor.DROPPED && at >= 0) {
+                pairs.get(at).add(outputId(t, cursor.lastIndex())).add(m.handle());
+            }
+        }
+        List<Object> out = new ArrayList<>(cutShards.length);
+        for (LongStream.Builder b : pairs) {
+            out.add(b.build().toArray());
+        }
+        return out;
+    }
+
+    /** The id of output shard {@code index} of template {@code template}. */
+    static long outputId(long template, long index) {
+        return template << 40 | index;
+    }
+
+    /**
+     * The gather step for one extracted shard: cuts out, for each output shard created on another
+     * node, just the records it takes, so only their bytes travel.
+     *
+     * @param extracted the extracted shard
+     * @param routes this shard's routing from every sorted partition, in partition order
+     * @param outputs the ids of the output shards to cut for, ascending
+     * @return one frame per output in {@code outputs}, its records in plan order
+     */
+    static List<Object> cut(MemorySegment extracted, List<long[]> routes, long[] outputs) {
+        long[][] handles = new long[outputs.length][16];
+        int[] counts = new int[outputs.length];
+        for (long[] pairs : routes) {
+            for (int i = 0; i < pairs.length; i += 2) {
+                int o = Arrays.binarySearch(outputs, pairs[i]);
+                if (o >= 0) {
+                    if (counts[o] == handles[o].length) {
+                        handles[o] = Arrays.copyOf(handles[o], 2 * counts[o]);
+                    }
+                    handles[o][counts[o]++] = pairs[i + 1];
+                }
+            }
+        }
+        List<Object> out = new ArrayList<>(outputs.length);
+        for (int o = 0; o < outputs.length; o++) {
+            out.add(ExtractedShard.select(extracted, handles[o], counts[o]));
+        }
+        return out;
+    }
+
+    /**
      * Creation of one output shard, left pending under a temporary name.
      *
      * @param parts the sorted partitions the shard spans, in order
-     * @param extracted the extracted input shards its records come from, in the order of {@code shardIds}
+     * @param extracted for each input shard of {@code sources[0]}, its extracted frame, or the
+     *        frame {@link #cut} made of it for this output
      * @param carries the packing state carried into each of {@code parts}
-     * @param shardIds the input shard indices of {@code extracted}, ascending
+     * @param sources {@code sources[0]}: the input shard indices its records come from, ascending;
+     *        {@code sources[1][i]}: 1 if {@code extracted[i]} is a cut frame, else 0
      * @param which {template, index} of the shard
      * @param target {final path, format extension}
      * @return "temporary path\nfile bytes\nrecords\ncontent bytes"
      */
-    static String create(List<byte[]> parts, List<MemorySegment> extracted, long[][] carries, int[] shardIds,
+    static String create(List<byte[]> parts, List<MemorySegment> extracted, long[][] carries, int[][] sources,
                          long[] which, String[] target, KeyMap keyMap, long packTarget, boolean byCount,
                          RecordTransform transform) throws IOException {
+        int[] shardIds = sources[0];
+        int[] isCut = sources[1];
+        // A cut frame holds this shard's records in plan order, so its handles count up from 0.
+        long[] nextCutHandle = new long[shardIds.length];
         List<RecordMeta> records = new ArrayList<>();
         for (int i = 0; i < parts.size(); i++) {
             PackingCursor cursor = new PackingCursor(keyMap, packTarget, byCount, carries[i]);
             for (RecordMeta m : MetaBlock.decode(parts.get(i))) {
                 int t = cursor.place(m);
                 if (t == which[0] && cursor.lastIndex() == which[1]) {
-                    records.add(m);
+                    int at = Arrays.binarySearch(shardIds, m.shard());
+                    if (at < 0) {
+                        throw new IllegalStateException("record '" + m.key() + "' of input shard #" + m.shard()
+                                + " was planned without its shard");
+                    }
+                    records.add(isCut[at] == 0 ? m : new RecordMeta(m.key(), m.size(), m.shard(), m.offset(),
+                            m.contentKey(), nextCutHandle[at]++));
                 }
             }
         }
         ShardFormat format = ShardFormat.forExtension(target[1]).orElseThrow(
                 () -> new IllegalStateException("no format for extension " + target[1]));
-        ShardCreator.Created c = ShardCreator.create(records, m -> {
-            int at = Arrays.binarySearch(shardIds, m.shard());
-            if (at < 0) {
-                throw new IllegalStateException("record '" + m.key() + "' of input shard #" + m.shard()
-                        + " was planned without its shard");
-            }
-            return ExtractedShard.load(extracted.get(at), m.key(), m.handle());
-        }, format, Path.of(target[0]), transform);
+        ShardCreator.Created c = ShardCreator.create(records,
+                m -> ExtractedShard.load(extracted.get(Arrays.binarySearch(shardIds, m.shard())), m.key(), m.handle()),
+                format, Path.of(target[0]), transform);
         if (Thread.currentThread().isInterrupted()) {
             // Cancelled, or its node died while it wrote (the shard writer's streams ignore
             // interrupts): nobody will commit or discard this file by name, so remove it here.

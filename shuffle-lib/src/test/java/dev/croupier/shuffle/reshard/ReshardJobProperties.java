@@ -13,6 +13,7 @@ import java.util.List;
 
 import dev.croupier.formats.Record;
 import dev.croupier.formats.reshard.Algorithm;
+import dev.croupier.formats.reshard.LocalReshard;
 import dev.croupier.formats.reshard.RecordOrdering;
 import dev.croupier.formats.reshard.ReshardResult;
 import dev.croupier.futures.Cluster;
@@ -28,8 +29,9 @@ import net.jqwik.api.Provide;
  * (so output shards span partitions and the packing state crosses planning tasks): the
  * multiset of records is preserved, no record is split, every shard but the last reaches the
  * target and only its last record crosses it, the order is the algorithm's (against a naive
- * reference written without RecordOrdering's sort), and a second run with the same seed and
- * another number of sort partitions writes the same shards.
+ * reference written without RecordOrdering's sort), every kind but a shuffle writes exactly
+ * the shards {@link LocalReshard} writes, and a second run with the same seed on one node (no
+ * gather step) with another number of sort partitions writes the same shards.
  */
 class ReshardJobProperties {
 
@@ -75,17 +77,30 @@ class ReshardJobProperties {
             List<String> firstRun = ReshardFixtures.listFiles(dir.resolve("out"));
             assertEquals(result.outputs().size(), firstRun.size(), "no temporary file left: " + firstRun);
 
-            // Same spec, same seed, another number of sort partitions: the same shards.
-            ReshardResult again = ReshardJob.builder().spec(reshard.spec()).baseDir(dir)
-                    .sortPartitions(job.partitions() % 4 + 1).build().run(cluster);
-            assertEquals(result.shuffleSeed(), again.shuffleSeed());
-            List<List<Record>> second = readOutputs(again);
-            assertEquals(outputs.size(), second.size());
-            for (int i = 0; i < outputs.size(); i++) {
-                assertEquals(ReshardFixtures.describe(outputs.get(i)), ReshardFixtures.describe(second.get(i)));
+            if (job.algorithm().kind() != Algorithm.Kind.SHUFFLE) {
+                ReshardResult local = LocalReshard.builder(reshard.spec().toBuilder()
+                                .outputFormat("local/o-{0000..9999}").build())
+                        .baseDir(dir).workDir(Files.createDirectories(dir.resolve("local-work"))).build().run();
+                assertSameShards(readOutputs(local), outputs, "LocalReshard");
             }
+            // Same spec, same seed, one node and another number of sort partitions: the same shards.
+            ReshardResult again;
+            try (Cluster one = ReshardFixtures.cluster(1, dir.resolve("work-1"))) {
+                again = ReshardJob.builder().spec(reshard.spec()).outputFormat("one/o-{0000..9999}").baseDir(dir)
+                        .sortPartitions(job.partitions() % 4 + 1).build().run(one);
+            }
+            assertEquals(result.shuffleSeed(), again.shuffleSeed());
+            assertSameShards(readOutputs(again), outputs, "one node");
         } finally {
             ReshardFixtures.deleteTree(dir);
+        }
+    }
+
+    private static void assertSameShards(List<List<Record>> expected, List<List<Record>> actual, String what) {
+        assertEquals(expected.size(), actual.size(), "number of shards against " + what);
+        for (int i = 0; i < expected.size(); i++) {
+            assertEquals(ReshardFixtures.describe(expected.get(i)), ReshardFixtures.describe(actual.get(i)),
+                    "shard " + i + " against " + what);
         }
     }
 
