@@ -15,8 +15,7 @@ import java.nio.file.StandardOpenOption;
  * its pages are RAM that other processes can map by (file, offset, length) for zero-copy reads,
  * as Ray's plasma store does. Closing the arena unmaps the file at once (no wait for GC). The
  * file is {@link NativeFiles#reserve reserved} up front so that touching a page can never fault
- * on a full tmpfs: the capacity is committed when the store starts, and mapped in at once so
- * that no copy into the store pays a page fault per 4 KiB.
+ * on a full tmpfs: the capacity is committed when the store starts.
  *
  * <p>Thread-safety: segments may be used from any thread; allocation is not thread-safe and is
  * called under the store's lock.
@@ -38,10 +37,6 @@ final class MemoryRegion implements AutoCloseable {
         Arena mapArena = Arena.ofShared();
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             this.region = channel.map(FileChannel.MapMode.READ_WRITE, 0, mappedBytes, mapArena);
-            // Fault the whole mapping in now: the reserved pages exist, but the first touch of each
-            // through a fresh mapping is a minor fault, which cut the first copy into the store to
-            // about 3 GB/s against 11 GB/s once mapped. Faulting in bulk costs ~50 ms per GiB here.
-            region.load();
         } catch (IOException | RuntimeException e) {
             mapArena.close();
             throw e;
