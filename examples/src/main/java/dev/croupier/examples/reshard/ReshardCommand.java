@@ -2,7 +2,6 @@ package dev.croupier.examples.reshard;
 
 import java.io.IOException;
 import java.io.PrintStream;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -20,6 +19,7 @@ import dev.croupier.examples.Options;
 import dev.croupier.examples.UsageException;
 import dev.croupier.formats.reshard.BadSpecException;
 import dev.croupier.formats.reshard.LocalReshard;
+import dev.croupier.formats.reshard.MemoryLimit;
 import dev.croupier.formats.reshard.RecordTransform;
 import dev.croupier.formats.reshard.ReshardException;
 import dev.croupier.formats.reshard.ReshardProgress;
@@ -95,7 +95,7 @@ public final class ReshardCommand implements CroupierCli.Command {
         }
         RecordTransform transform = o.string("transform", null) == null ? RecordTransform.IDENTITY
                 : transform(o.string("transform", null));
-        long storeMemory = o.size("store-memory", Math.max(16L << 20, spec.maxMemUsage().resolve(physicalMemory()) / nodes),
+        long storeMemory = o.size("store-memory", Math.max(16L << 20, spec.maxMemUsage().resolve(MemoryLimit.physicalMemoryOfHost()) / nodes),
                 16L << 20, Long.MAX_VALUE);
         Path spill = Path.of(o.string("spill-dir", System.getProperty("java.io.tmpdir")));
 
@@ -206,13 +206,6 @@ public final class ReshardCommand implements CroupierCli.Command {
             System.err.println("croupier reshard: " + kind + ": " + message);
         }
         return code;
-    }
-
-    private static long physicalMemory() {
-        if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
-            return os.getTotalMemorySize();
-        }
-        return Runtime.getRuntime().maxMemory();
     }
 
     private static void deleteTree(Path dir) {

@@ -1,7 +1,6 @@
 package dev.croupier.formats.reshard;
 
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -401,7 +400,7 @@ public final class LocalReshard {
         private OnError onError = OnError.ABORT;
         private Boolean dryRun;
         private LongSupplier seedClock = System::currentTimeMillis;
-        private long physicalMemory = physicalMemoryOfHost();
+        private long physicalMemory = MemoryLimit.physicalMemoryOfHost();
         private ReshardProgress progress = ReshardProgress.NONE;
 
         private Builder(ReshardSpec spec) {
@@ -474,13 +473,6 @@ public final class LocalReshard {
             }
             base = base.toAbsolutePath();
             return new LocalReshard(this);
-        }
-
-        private static long physicalMemoryOfHost() {
-            if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
-                return os.getTotalMemorySize();
-            }
-            return Runtime.getRuntime().maxMemory();
         }
     }
 }

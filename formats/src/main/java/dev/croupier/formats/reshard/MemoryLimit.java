@@ -1,5 +1,7 @@
 package dev.croupier.formats.reshard;
 
+import java.lang.management.ManagementFactory;
+
 /**
  * {@code max_mem_usage}: a share of physical memory ({@code 80%}) or a size ({@code 2GiB}).
  *
@@ -36,6 +38,14 @@ public record MemoryLimit(double percent, long bytes) {
             throw new BadSpecException(field, text, "memory limit must be > 0");
         }
         return new MemoryLimit(0, b);
+    }
+
+    /** @return this host's physical memory in bytes (the JVM's heap limit where the OS will not say) */
+    public static long physicalMemoryOfHost() {
+        if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+            return os.getTotalMemorySize();
+        }
+        return Runtime.getRuntime().maxMemory();
     }
 
     /**

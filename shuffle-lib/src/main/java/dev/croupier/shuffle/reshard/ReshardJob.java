@@ -26,6 +26,7 @@ import dev.croupier.formats.ShardFormat;
 import dev.croupier.formats.reshard.Algorithm;
 import dev.croupier.formats.reshard.KeyMap;
 import dev.croupier.formats.reshard.LocalReshard;
+import dev.croupier.formats.reshard.MemoryLimit;
 import dev.croupier.formats.reshard.NameTemplate;
 import dev.croupier.formats.reshard.RecordMeta;
 import dev.croupier.formats.reshard.RecordOrdering;
@@ -65,7 +66,9 @@ import dev.croupier.shuffle.Strategy;
  * single-process one, see {@code docs/reshard.md}).
  *
  * <p>The cluster's object-store capacity is the memory bound of extraction: {@code max_mem_usage}
- * is for whoever builds the cluster (the CLI sizes the stores with it).
+ * is for whoever builds the cluster (the CLI sizes the stores with it). A job given a cluster
+ * with more store memory than {@code max_mem_usage} says so in its warnings, since it cannot
+ * shrink stores other jobs may share.
  *
  * <p>Thread-safety: immutable; {@link #run} may be called from several threads, each run independent.
  */
@@ -114,6 +117,14 @@ public final class ReshardJob {
      */
     public ReshardResult run(Cluster cluster) {
         List<String> warnings = Collections.synchronizedList(new ArrayList<>());
+        long memoryLimit = spec.maxMemUsage().resolve(MemoryLimit.physicalMemoryOfHost());
+        long storeMemory = cluster.objectStoreBytes() * cluster.aliveNodes().size();
+        if (storeMemory > memoryLimit) {
+            // A job cannot shrink the stores of a cluster it shares; say which bound holds.
+            warnings.add("max_mem_usage " + spec.maxMemUsage() + " (" + memoryLimit + " bytes) is below the cluster's "
+                    + "object-store memory (" + storeMemory + " bytes): extracted records stay in memory up to the "
+                    + "stores' capacity before they spill; size the cluster's stores to enforce it");
+        }
         List<Path> inputs = checkInputs(warnings);
         KeyMap keyMap = readKeyMap(warnings);
         List<ObjectRef<?>> owned = new ArrayList<>();
@@ -808,7 +819,7 @@ public final class ReshardJob {
             return this;
         }
 
-        /** @param limit {@code max_mem_usage} (kept in the spec; the cluster's store capacity bounds the job) @return this */
+        /** @param limit {@code max_mem_usage} (the cluster's store capacity bounds the job; a larger one is warned about) @return this */
         public Builder maxMemUsage(String limit) {
             spec.maxMemUsage(limit);
             return this;

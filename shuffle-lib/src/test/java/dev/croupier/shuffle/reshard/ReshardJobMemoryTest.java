@@ -16,12 +16,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The gather step of a multi-node reshard: a shuffle sends records of every input shard to
- * every output shard, yet each record's bytes cross between nodes at most once, because each
- * extracted shard is cut on its own node into just what each remote creation task takes.
- * Handing creation tasks whole extracted shards would move several times the dataset.
+ * Where a reshard's bytes live. The gather step of a multi-node job: a shuffle sends records of
+ * every input shard to every output shard, yet each record's bytes cross between nodes at most
+ * once, because each extracted shard is cut on its own node into just what each remote creation
+ * task takes (handing creation tasks whole extracted shards moves about the whole dataset on
+ * two nodes). And {@code max_mem_usage} against the cluster's store memory.
  */
-class ReshardJobGatherTest {
+class ReshardJobMemoryTest {
 
     @TempDir
     Path dir;
@@ -45,6 +46,21 @@ class ReshardJobGatherTest {
             // traffic is metadata, which is small next to 10 KB records.
             assertTrue(fetched < content * 3 / 4, "fetched " + fetched + " of " + content + " bytes\n" + stats);
             assertTrue(stats.tasks().stream().anyMatch(t -> t.name().equals("reshard-cut")), stats.toString());
+            assertEquals(List.of(), result.warnings());
+        }
+    }
+
+    @Test
+    void aMaxMemUsageBelowTheClusterStoresIsAWarningAndTheJobStillRuns() throws IOException {
+        List<List<Record>> shards = ReshardFixtures.records(Collections.nCopies(3, 10), 2_000, 5);
+        List<String> inputs = ReshardFixtures.writeInputs(dir, shards);
+        try (Cluster cluster = ReshardFixtures.cluster(2, dir.resolve("work"))) {
+            ReshardResult result = ReshardJob.builder().inputPaths(inputs).outputFormat("out/o-{000..999}")
+                    .outputShardRecords(10).maxMemUsage("1MiB").baseDir(dir).build().run(cluster);
+            assertEquals(3, result.outputs().size());
+            assertEquals(1, result.warnings().size(), result.warnings().toString());
+            String w = result.warnings().getFirst();
+            assertTrue(w.contains("max_mem_usage 1048576") && w.contains("(" + 2 * (16L << 20) + " bytes)"), w);
         }
     }
 }
