@@ -29,7 +29,7 @@ import java.util.concurrent.atomic.LongAdder;
  * The consumer owns everything else. Thread-safe as used: {@link #submit} from the consumer,
  * {@link #close} once.
  */
-final class ChunkReaders implements AutoCloseable {
+final class ChunkReaders implements ReadEngine {
 
     private static final long JOIN_TIMEOUT_MS = TimeUnit.SECONDS.toMillis(30);
 
@@ -66,22 +66,30 @@ final class ChunkReaders implements AutoCloseable {
         }
     }
 
-    /** Publishes a planned fill; its chunks become claimable at once. */
-    void submit(Workspace.Fill fill) {
+    @Override
+    public void submit(Workspace.Fill fill) {
         fills.add(fill);
         unclaimedChunks.release(fill.chunkCount);
     }
 
-    long bytesRead() {
+    @Override
+    public long bytesRead() {
         return bytesRead.sum();
     }
 
-    long reads() {
+    @Override
+    public long reads() {
         return reads.sum();
     }
 
+    @Override
+    public IoEngine engine() {
+        return IoEngine.THREADS;
+    }
+
     private void run(MemorySegment ioBuffer) {
-        ByteBuffer target = ioBuffer.asByteBuffer();
+        ByteBuffer bufferView = ioBuffer.asByteBuffer();
+        ChunkRead read = new ChunkRead(rowSize, rowCount, layout);
         while (true) {
             unclaimedChunks.acquireUninterruptibly();
             if (closed) {
@@ -101,7 +109,8 @@ final class ChunkReaders implements AutoCloseable {
             }
             try {
                 if (fill.failure == null && !closed) {
-                    readChunk(fill, chunk, ioBuffer, target);
+                    read.plan(fill, chunk);
+                    readChunk(read, ioBuffer, bufferView);
                 }
             } catch (Throwable t) {
                 fill.failure = t;
@@ -111,67 +120,32 @@ final class ChunkReaders implements AutoCloseable {
         }
     }
 
-    private void readChunk(Workspace.Fill fill, int planIndex, MemorySegment ioBuffer, ByteBuffer target)
-            throws IOException {
-        Workspace workspace = fill.workspace;
-        long chunk = workspace.chunks[planIndex];
-        long firstRow = chunk * layout.rowsPerChunk();
-        int rows = (int) Math.min(layout.rowsPerChunk(), rowCount - firstRow);
-        long start = firstRow * rowSize;
-        long end = start + (long) rows * rowSize;
-        int alignment = layout.ioAlignment();
-        long readStart = SamplerLayout.alignDown(start, alignment);
-        int readLength = (int) (SamplerLayout.alignUp(end, alignment) - readStart);
-        int needed = (int) (end - readStart);
-        long prefixBytes = (long) layout.prefixRows() * rowSize;
-        long slot = fill.slot(workspace.firstOrdinals[planIndex]);
-        long slotAddress = workspace.memory.address() + prefixBytes + slot * rowSize;
-        boolean intoSlot = rows == 1 && readLength == rowSize && slotAddress % alignment == 0;
-        MemorySegment dest;
-        if (intoSlot) {
-            // A whole aligned row: read it straight into its slot, no copy (4 KiB, 64 KiB rows).
-            dest = workspace.memory.asSlice(prefixBytes + slot * rowSize, rowSize);
-            target = dest.asByteBuffer();
-        } else {
-            dest = ioBuffer;
-            target.clear().limit(readLength);
-        }
+    private void readChunk(ChunkRead read, MemorySegment ioBuffer, ByteBuffer bufferView) throws IOException {
+        MemorySegment dest = read.target(ioBuffer);
+        ByteBuffer target = read.intoSlot ? dest.asByteBuffer() : bufferView.clear().limit(read.readLength);
         int done = 0;
-        while (done < needed) {
+        while (done < read.needed) {
             // Buffered mode reads through the descriptor advised POSIX_FADV_RANDOM (no readahead).
-            long n = adviceFd >= 0 ? Libc.pread(adviceFd, dest, done, readLength - done, readStart + done)
-                    : channel.read(target, readStart + done);
+            long n = adviceFd >= 0 ? Libc.pread(adviceFd, dest, done, read.readLength - done, read.readStart + done)
+                    : channel.read(target, read.readStart + done);
             if (n <= 0) {
-                throw new EOFException(file + ": end of file at offset " + (readStart + done)
-                        + " while reading rows " + firstRow + ".." + (firstRow + rows - 1) + " (bytes "
-                        + start + ".." + end + "); was the file truncated?");
+                throw new EOFException(file + ": end of file at offset " + (read.readStart + done)
+                        + " while reading " + read.describe() + "; was the file truncated?");
             }
             done += (int) n;
         }
         bytesRead.add(done);
         reads.increment();
         if (adviceFd >= 0) {
-            int rc = Libc.dropFromPageCache(adviceFd, readStart, readLength);
+            int rc = Libc.dropFromPageCache(adviceFd, read.readStart, read.readLength);
             if (rc != 0) {
                 throw new UncheckedIOException(new IOException(file + ": posix_fadvise(DONTNEED) at offset "
-                        + readStart + " failed with error " + rc));
+                        + read.readStart + " failed with error " + rc));
             }
         }
-        if (intoSlot) {
-            return;
-        }
-        long source = start - readStart;
-        for (int k = 0; k < rows; k++) {
-            MemorySegment.copy(ioBuffer, source, workspace.memory, prefixBytes + slot * rowSize, rowSize);
-            source += rowSize;
-            slot += fill.stride;
-            if (slot >= fill.rows) {
-                slot -= fill.rows;
-            }
-        }
+        read.scatter(ioBuffer);
     }
 
-    /** Stops the readers after their current read and waits for them. */
     @Override
     public void close() {
         closed = true;

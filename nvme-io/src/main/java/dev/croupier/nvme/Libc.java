@@ -15,7 +15,8 @@ import java.util.Locale;
 
 /**
  * The few libc calls the JDK does not offer: {@code open}/{@code close}/{@code pread} for a
- * descriptor whose page-cache advice the sampler controls, {@code posix_fadvise} to turn off
+ * descriptor whose page-cache advice the sampler controls (or an {@code O_DIRECT} one for
+ * {@link LinuxAio}), {@code posix_fadvise} to turn off
  * readahead and drop pages from the page cache, {@code mincore} to count them, and
  * {@code mmap}/{@code madvise} for huge-page workspaces.
  *
@@ -103,10 +104,29 @@ final class Libc {
 
     /** Opens {@code file} read-only and returns the descriptor. */
     static int openReadOnly(Path file) throws IOException {
+        return open(file, O_RDONLY | O_CLOEXEC);
+    }
+
+    /**
+     * Opens {@code file} read-only with {@code O_DIRECT} (for native AIO, which needs a raw
+     * descriptor) and returns the descriptor.
+     *
+     * @throws IOException if the file system refuses {@code O_DIRECT} or the architecture's
+     *     flag value is not known here (x86-64 and aarch64 are)
+     */
+    static int openDirect(Path file) throws IOException {
+        String arch = System.getProperty("os.arch", "");
+        int direct = arch.equals("amd64") || arch.equals("x86_64") ? 0x4000 : arch.equals("aarch64") ? 0x10000 : 0;
+        if (direct == 0) {
+            throw new IOException("O_DIRECT's value on " + arch + " is not known");
+        }
+        return open(file, O_RDONLY | O_CLOEXEC | direct);
+    }
+
+    private static int open(Path file, int flags) throws IOException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(CALL_STATE);
-            int fd = (int) OPEN.invokeExact(state, arena.allocateFrom(file.toString()),
-                    O_RDONLY | O_CLOEXEC, 0);
+            int fd = (int) OPEN.invokeExact(state, arena.allocateFrom(file.toString()), flags, 0);
             if (fd < 0) {
                 throw new IOException("open(" + file + ") failed: errno " + (int) ERRNO_HANDLE.get(state, 0L));
             }

@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
 import java.util.Objects;
 import java.util.SplittableRandom;
 
@@ -29,9 +30,10 @@ import java.util.SplittableRandom;
  * }</pre>
  *
  * <p>How it works: the file is cut into chunks of {@link Builder#chunkBytes} bytes' worth of
- * consecutive rows. Reader threads read whole chunks (sector-aligned, {@code O_DIRECT}) into
- * aligned buffers and scatter their rows across a workspace, so rows that are neighbours in the
- * file end up far apart. Two workspaces are filled in turn: the consumer takes batches from one
+ * consecutive rows. Whole chunks are read (sector-aligned, {@code O_DIRECT}) into aligned
+ * buffers, {@link Builder#readerThreads} at a time, by Linux native AIO from one thread or by
+ * as many blocking reader threads ({@link IoEngine}), and their rows are scattered across a
+ * workspace, so rows that are neighbours in the file end up far apart. Two workspaces are filled in turn: the consumer takes batches from one
  * while the readers fill the other. With replacement, chunks are drawn independently and
  * uniformly, so every row is equally likely; rows within one drawn chunk arrive together
  * (scattered across the workspace), and a chunk size at or below the row size makes rows fully
@@ -43,7 +45,7 @@ import java.util.SplittableRandom;
  * once, and drops what it read from the page cache with {@code posix_fadvise(DONTNEED)}.
  *
  * <p>Thread-safety: one consumer thread at a time may call {@link #readBatch} and
- * {@link #close}; the reader threads are internal. {@link #stats()} may be called from any
+ * {@link #close}; the reading threads are internal. {@link #stats()} may be called from any
  * thread.
  */
 public final class RowSampler implements AutoCloseable {
@@ -82,7 +84,9 @@ public final class RowSampler implements AutoCloseable {
     private final int adviceFd;
     private final Arena arena;
     private final long allocatedBytes;
-    private final ChunkReaders readers;
+    private final ReadEngine readers;
+    /** The {@code O_DIRECT} descriptor the AIO engine reads through, or -1. */
+    private final int aioFd;
     private final Workspace[] workspaces = new Workspace[2];
 
     // Consumer-thread state.
@@ -114,7 +118,9 @@ public final class RowSampler implements AutoCloseable {
         this.seed = b.seed;
         this.directIo = directIo;
         this.channel = channel;
-        this.layout = SamplerLayout.compute(rowSize, rowCount, maxBatchRows, memoryLimit, b.readerThreads,
+        // AIO keeps two buffers per read in flight (see AioReaders); threads one each.
+        boolean tryAio = directIo && b.usesAio() && LinuxAio.AVAILABLE;
+        this.layout = SamplerLayout.compute(rowSize, rowCount, maxBatchRows, memoryLimit, b.readBuffers(tryAio),
                 b.chunkBytes, alignment);
         this.chunkDraws = new SplittableRandom(seed);
         this.scatterDraws = new SplittableRandom(ChunkPermutation.mix(seed ^ 0x5CA77E5L));
@@ -129,7 +135,7 @@ public final class RowSampler implements AutoCloseable {
                 }
             }
             long allocated = 0;
-            MemorySegment[] ioBuffers = new MemorySegment[b.readerThreads];
+            MemorySegment[] ioBuffers = new MemorySegment[b.readBuffers(tryAio)];
             for (int i = 0; i < ioBuffers.length; i++) {
                 ioBuffers[i] = memory.allocate(layout.maxReadBytes(), alignment);
                 allocated += layout.maxReadBytes() + alignment - 1;
@@ -146,7 +152,34 @@ public final class RowSampler implements AutoCloseable {
             this.allocatedBytes = allocated;
             this.arena = memory;
             this.adviceFd = fd;
-            this.readers = new ChunkReaders(file, channel, fd, rowSize, rowCount, layout, ioBuffers);
+            int direct = -1;
+            ReadEngine engine = null;
+            if (directIo && b.usesAio()) {
+                try {
+                    if (!tryAio) {
+                        throw new IOException("native AIO is not available on " + System.getProperty("os.name") + " "
+                                + System.getProperty("os.arch"));
+                    }
+                    direct = Libc.openDirect(file);
+                    engine = new AioReaders(file, direct, rowSize, rowCount, layout, ioBuffers);
+                } catch (IOException e) {
+                    if (direct >= 0) {
+                        Libc.close(direct);
+                        direct = -1;
+                    }
+                    if (b.ioEngine == IoEngine.AIO) {
+                        throw new IOException(file + ": ioEngine = AIO, but " + e.getMessage(), e);
+                    }
+                    LOG.log(System.Logger.Level.INFO, "nvme-io: " + file + ": " + e.getMessage()
+                            + "; reading with " + b.readerThreads + " threads instead");
+                }
+            } else if (b.ioEngine == IoEngine.AIO) {
+                throw new IllegalArgumentException("ioEngine = AIO needs O_DIRECT, which " + file + " does not get"
+                        + " (buffered fallback); use AUTO or THREADS");
+            }
+            this.aioFd = direct;
+            this.readers = engine != null ? engine : new ChunkReaders(file, channel, fd, rowSize, rowCount, layout,
+                    Arrays.copyOf(ioBuffers, b.readerThreads));
         } catch (IOException | RuntimeException | Error e) {
             memory.close();
             if (fd >= 0) {
@@ -308,6 +341,11 @@ public final class RowSampler implements AutoCloseable {
         return directIo;
     }
 
+    /** The engine that keeps the reads in flight: {@link IoEngine#AIO} or {@link IoEngine#THREADS}. */
+    public IoEngine ioEngine() {
+        return readers.engine();
+    }
+
     /** Off-heap and plan bytes this sampler allocated, alignment slack included; never above the memory limit. */
     public long allocatedBytes() {
         return allocatedBytes;
@@ -346,6 +384,9 @@ public final class RowSampler implements AutoCloseable {
             if (adviceFd >= 0) {
                 Libc.close(adviceFd);
             }
+            if (aioFd >= 0) {
+                Libc.close(aioFd);
+            }
             channel.close();
         }
     }
@@ -365,6 +406,7 @@ public final class RowSampler implements AutoCloseable {
         private long seed = DEFAULT_SEED;
         private boolean withReplacement = true;
         private boolean bufferedReads;
+        private IoEngine ioEngine = IoEngine.AUTO;
 
         private Builder(Path file) {
             this.file = file;
@@ -397,9 +439,18 @@ public final class RowSampler implements AutoCloseable {
             return this;
         }
 
-        /** Reader threads = reads in flight, in {@code [1, MAX_READER_THREADS]}. */
+        /**
+         * Reads in flight, in {@code [1, MAX_READER_THREADS]}: the number of reader threads of
+         * {@link IoEngine#THREADS}, the queue depth of {@link IoEngine#AIO}.
+         */
         public Builder readerThreads(int threads) {
             this.readerThreads = threads;
+            return this;
+        }
+
+        /** How reads are kept in flight (default {@link IoEngine#AUTO}: native AIO where it works). */
+        public Builder ioEngine(IoEngine engine) {
+            this.ioEngine = Objects.requireNonNull(engine, "ioEngine");
             return this;
         }
 
@@ -432,6 +483,16 @@ public final class RowSampler implements AutoCloseable {
         Builder bufferedReads() {
             this.bufferedReads = true;
             return this;
+        }
+
+        /** Read buffers to allocate: two per read in flight where native AIO may be used, else one. */
+        private int readBuffers(boolean aio) {
+            return aio ? 2 * readerThreads : readerThreads;
+        }
+
+        /** Whether AIO is wanted, given {@code O_DIRECT}: unless threads were asked for. */
+        private boolean usesAio() {
+            return ioEngine != IoEngine.THREADS;
         }
 
         /**
@@ -483,7 +544,8 @@ public final class RowSampler implements AutoCloseable {
                         + file + " holds (" + size + " bytes = " + size / rowSize + " rows)");
             }
             // Sizing fails before any file handle or memory is taken.
-            SamplerLayout.compute(rowSize, rows, maxBatchRows, memoryLimit, readerThreads, chunkBytes, FALLBACK_ALIGNMENT);
+            SamplerLayout.compute(rowSize, rows, maxBatchRows, memoryLimit, readBuffers(usesAio()),
+                    chunkBytes, FALLBACK_ALIGNMENT);
             return open(rows);
         }
 

@@ -46,7 +46,7 @@ record SamplerLayout(int rowsPerChunk, long chunkCount, int maxReadBytes, int pr
     private static final int PLAN_BYTES_PER_CHUNK = Long.BYTES + Integer.BYTES;
 
     static SamplerLayout compute(int rowSize, long rowCount, int maxBatchRows, long memoryLimit,
-                                 int readerThreads, int chunkBytes, int ioAlignment) {
+                                 int readBuffers, int chunkBytes, int ioAlignment) {
         int rowsPerChunk = (int) Math.max(1, Math.min(rowCount, chunkBytes / rowSize));
         long chunkCount = ceilDiv(rowCount, rowsPerChunk);
         // A chunk's first row may start anywhere inside a sector unless rows are whole sectors.
@@ -63,12 +63,12 @@ record SamplerLayout(int rowsPerChunk, long chunkCount, int maxReadBytes, int pr
         long cap = Math.max(minRows, Math.min(Math.min(rowCount, mixingCap), Integer.MAX_VALUE / 2));
         SamplerLayout smallest = of(rowSize, rowsPerChunk, chunkCount, (int) maxRead, maxBatchRows,
                 (int) minRows, ioAlignment);
-        long needed = smallest.allocatedBytes(rowSize, readerThreads);
+        long needed = smallest.allocatedBytes(rowSize, readBuffers);
         if (needed > memoryLimit) {
             throw new IllegalArgumentException("memoryLimit = " + memoryLimit + " bytes is too small for two"
                     + " workspaces of " + (maxBatchRows + minRows) + " rows of " + rowSize + " bytes each (a prefix"
                     + " of maxBatchRows = " + maxBatchRows + " rows and a body of one batch plus one chunk of "
-                    + rowsPerChunk + " rows) and " + readerThreads + " read buffers of " + maxRead
+                    + rowsPerChunk + " rows) and " + readBuffers + " read buffers of " + maxRead
                     + " bytes; needs at least " + needed + " bytes");
         }
         // Largest body that fits: allocatedBytes is monotone in workspaceRows.
@@ -78,7 +78,7 @@ record SamplerLayout(int rowsPerChunk, long chunkCount, int maxReadBytes, int pr
             long mid = lo + (hi - lo + 1) / 2;
             SamplerLayout candidate = of(rowSize, rowsPerChunk, chunkCount, (int) maxRead, maxBatchRows,
                     (int) mid, ioAlignment);
-            if (candidate.allocatedBytes(rowSize, readerThreads) <= memoryLimit) {
+            if (candidate.allocatedBytes(rowSize, readBuffers) <= memoryLimit) {
                 lo = mid;
             } else {
                 hi = mid - 1;
@@ -101,8 +101,8 @@ record SamplerLayout(int rowsPerChunk, long chunkCount, int maxReadBytes, int pr
     }
 
     /** Everything the sampler allocates, including alignment slack. */
-    long allocatedBytes(int rowSize, int readerThreads) {
-        long io = (long) readerThreads * (maxReadBytes + ioAlignment - 1);
+    long allocatedBytes(int rowSize, int readBuffers) {
+        long io = (long) readBuffers * (maxReadBytes + ioAlignment - 1);
         long workspace = workspaceBytes(rowSize) + WORKSPACE_SLACK;
         long plan = (long) planChunks * PLAN_BYTES_PER_CHUNK;
         return io + 2 * (workspace + plan);

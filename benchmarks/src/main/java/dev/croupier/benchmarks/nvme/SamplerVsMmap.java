@@ -1,5 +1,6 @@
 package dev.croupier.benchmarks.nvme;
 
+import dev.croupier.nvme.IoEngine;
 import dev.croupier.nvme.PageCacheProbe;
 import dev.croupier.nvme.RowBatch;
 import dev.croupier.nvme.RowSampler;
@@ -40,7 +41,7 @@ public final class SamplerVsMmap {
 
     public static void main(String[] args) throws Exception {
         if (args.length < 6) {
-            System.err.println("usage: SamplerVsMmap sampler|mmap FILE ROW_SIZE BATCH THREADS SECONDS [CHUNK_BYTES]");
+            System.err.println("usage: SamplerVsMmap sampler|mmap FILE ROW_SIZE BATCH THREADS SECONDS [CHUNK_BYTES [IO_ENGINE]]");
             System.exit(2);
         }
         String mode = args[0];
@@ -50,10 +51,11 @@ public final class SamplerVsMmap {
         int threads = Integer.parseInt(args[4]);
         double seconds = Double.parseDouble(args[5]);
         int chunkBytes = args.length > 6 ? Integer.parseInt(args[6]) : RowSampler.DEFAULT_CHUNK_BYTES;
+        IoEngine engine = args.length > 7 ? IoEngine.valueOf(args[7].toUpperCase(Locale.ROOT)) : IoEngine.AUTO;
         PageCacheProbe.evict(file);
         long before = PageCacheProbe.residentBytes(file);
         Result r = switch (mode) {
-            case "sampler" -> sampler(file, rowSize, batch, threads, seconds, chunkBytes);
+            case "sampler" -> sampler(file, rowSize, batch, threads, seconds, chunkBytes, engine);
             case "mmap" -> mmap(file, rowSize, batch, threads, seconds);
             default -> throw new IllegalArgumentException("mode '" + mode + "': must be sampler or mmap");
         };
@@ -63,18 +65,19 @@ public final class SamplerVsMmap {
         }
         System.out.printf(Locale.ROOT, "{\"mode\":\"%s\",\"row_size\":%d,\"batch\":%d,\"threads\":%d,"
                         + "\"samples_per_s\":%.1f,\"gib_per_s\":%.4f,\"disk_gib_per_s\":%.4f,\"reads_per_s\":%.1f,"
-                        + "\"mean_read_bytes\":%d,\"page_cache_added_bytes\":%d,\"seconds\":%.2f,\"checksum\":%d}%n",
+                        + "\"mean_read_bytes\":%d,\"page_cache_added_bytes\":%d,\"seconds\":%.2f,\"checksum\":%d,\"io_engine\":\"%s\"}%n",
                 mode, rowSize, batch, threads, r.rows / r.seconds, r.rows * (double) rowSize / GIB / r.seconds,
                 r.bytesRead / GIB / r.seconds, r.reads / r.seconds, r.reads == 0 ? 0 : r.bytesRead / r.reads, added,
-                r.seconds, r.checksum);
+                r.seconds, r.checksum, r.engine);
     }
 
-    private record Result(long rows, double seconds, long bytesRead, long reads, long checksum) {}
+    /** @param engine the sampler's I/O engine, or "page cache" for the mmap baseline */
+    private record Result(long rows, double seconds, long bytesRead, long reads, long checksum, String engine) {}
 
-    private static Result sampler(Path file, int rowSize, int batch, int threads, double seconds, int chunkBytes)
-            throws IOException {
+    private static Result sampler(Path file, int rowSize, int batch, int threads, double seconds, int chunkBytes,
+                                  IoEngine engine) throws IOException {
         try (RowSampler s = RowSampler.builder(file).rowSize(rowSize).maxBatchRows(batch).readerThreads(threads)
-                .chunkBytes(chunkBytes).build()) {
+                .chunkBytes(chunkBytes).ioEngine(engine).build()) {
             long rows = 0;
             long checksum = 0;
             long deadline = (long) (seconds * 1e9);
@@ -87,7 +90,8 @@ public final class SamplerVsMmap {
                 elapsed = System.nanoTime() - start;
             } while (elapsed < deadline);
             RowSampler.Stats st = s.stats();
-            return new Result(rows, elapsed / 1e9, st.bytesRead(), st.reads(), checksum);
+            return new Result(rows, elapsed / 1e9, st.bytesRead(), st.reads(), checksum,
+                    s.ioEngine().name().toLowerCase(Locale.ROOT));
         }
     }
 
@@ -131,7 +135,7 @@ public final class SamplerVsMmap {
                 w.join();
             }
             double elapsed = (System.nanoTime() - start) / 1e9;
-            return new Result(rows.sum(), elapsed, 0, 0, sums.sum());
+            return new Result(rows.sum(), elapsed, 0, 0, sums.sum(), "page cache");
         }
     }
 }

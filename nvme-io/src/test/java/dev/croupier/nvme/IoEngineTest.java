@@ -1,0 +1,147 @@
+package dev.croupier.nvme;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The two read engines give the same rows: native AIO (one thread, reads completing in any
+ * order, each scattered while the next is already queued) and blocking reader threads.
+ */
+class IoEngineTest {
+
+    @TempDir
+    Path dir;
+
+    /** Native AIO needs O_DIRECT, so a disk-backed temp dir on Linux x86-64 or aarch64. */
+    private void assumeAio() throws IOException {
+        assumeTrue(LinuxAio.AVAILABLE && !RowFiles.isTmpfs(dir), "needs native AIO and a disk-backed temp dir");
+    }
+
+    private RowSampler.Builder sampler(Path file, int rowSize, IoEngine engine) {
+        return RowSampler.builder(file).rowSize(rowSize).maxBatchRows(256).memoryLimit(8L << 20).readerThreads(6)
+                .ioEngine(engine);
+    }
+
+    private static long[] stream(RowSampler s, int rows, long count) {
+        long[] out = new long[(int) count];
+        int at = 0;
+        for (int b = 0; at < count; b++) {
+            RowBatch batch = s.readBatch(1 + (b * 53) % 256);
+            for (int i = 0; i < batch.rowCount() && at < count; i++) {
+                out[at++] = RowFiles.checkedIndex(batch.row(i), rows);
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void bothEnginesReturnTheSameRowsInTheSameOrder() throws IOException {
+        assumeAio();
+        int rows = 20_011;
+        Path file = RowFiles.write(dir.resolve("rows.bin"), 100, rows);
+        long[] aio;
+        long[] threads;
+        try (RowSampler s = sampler(file, 100, IoEngine.AIO).withReplacement(false).chunkBytes(4096).build()) {
+            assertEquals(IoEngine.AIO, s.ioEngine());
+            aio = stream(s, rows, 2L * rows);
+        }
+        try (RowSampler s = sampler(file, 100, IoEngine.THREADS).withReplacement(false).chunkBytes(4096).build()) {
+            assertEquals(IoEngine.THREADS, s.ioEngine());
+            threads = stream(s, rows, 2L * rows);
+        }
+        assertArrayEquals(aio, threads, "the engines gave different streams");
+        for (int epoch = 0; epoch < 2; epoch++) {
+            boolean[] seen = new boolean[rows];
+            for (int i = epoch * rows; i < (epoch + 1) * rows; i++) {
+                assertFalse(seen[(int) aio[i]], "row " + aio[i] + " twice in epoch " + epoch);
+                seen[(int) aio[i]] = true;
+            }
+        }
+    }
+
+    @Test
+    void autoTakesAioWithDirectIoAndThreadsWhenAskedFor() throws IOException {
+        assumeAio();
+        Path file = RowFiles.write(dir.resolve("rows.bin"), 512, 10_000);
+        for (int chunk : new int[] {512, 65536}) {
+            try (RowSampler s = sampler(file, 512, IoEngine.AUTO).chunkBytes(chunk).build()) {
+                assertEquals(IoEngine.AIO, s.ioEngine());
+                RowFiles.checkedIndex(s.readBatch(100).row(99), 10_000);
+            }
+        }
+        try (RowSampler s = sampler(file, 512, IoEngine.THREADS).build()) {
+            assertEquals(IoEngine.THREADS, s.ioEngine());
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = IoEngine.class, names = {"AIO", "THREADS"})
+    void alignedRowsReadInPlaceAndChunkedRowsAreExact(IoEngine engine) throws IOException {
+        if (engine == IoEngine.AIO) {
+            assumeAio();
+        }
+        Path file = RowFiles.write(dir.resolve("rows.bin"), 4096, 2_000);
+        for (int chunk : new int[] {4096, 65536}) {
+            try (RowSampler s = sampler(file, 4096, engine).chunkBytes(chunk).memoryLimit(16L << 20).build()) {
+                for (int b = 0; b < 50; b++) {
+                    RowBatch batch = s.readBatch(200);
+                    for (int i = 0; i < batch.rowCount(); i++) {
+                        RowFiles.checkedIndex(batch.row(i), 2_000);
+                    }
+                }
+                assertTrue(s.stats().reads() > 0);
+            }
+        }
+    }
+
+    @Test
+    void aTruncatedFileFailsWithTheFileAndOffsetUnderAio() throws IOException {
+        assumeAio();
+        Path file = RowFiles.write(dir.resolve("rows.bin"), 4096, 4096);
+        try (RowSampler s = sampler(file, 4096, IoEngine.AIO).memoryLimit(4L << 20).maxBatchRows(64).build()) {
+            try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+                ch.truncate(4096);
+            }
+            var e = assertThrows(UncheckedIOException.class, () -> {
+                for (int i = 0; i < 10_000; i++) {
+                    s.readBatch(64);
+                }
+            });
+            assertTrue(e.getMessage().contains(file.toString()) && e.getMessage().contains("end of file at offset"),
+                    e.getMessage());
+            assertThrows(UncheckedIOException.class, () -> s.readBatch(1), "the failure sticks");
+        }
+    }
+
+    @Test
+    void aioWithoutDirectIoIsRefusedNamingTheKnob() throws IOException {
+        Path shm = Path.of("/dev/shm");
+        assumeTrue(Files.isDirectory(shm) && Files.isWritable(shm) && RowFiles.isTmpfs(shm), "needs a tmpfs /dev/shm");
+        Path file = Files.createTempFile(shm, "croupier-nvme-", ".bin");
+        try {
+            RowFiles.write(file, 64, 1000);
+            var e = assertThrows(IllegalArgumentException.class, () -> sampler(file, 64, IoEngine.AIO).build());
+            assertTrue(e.getMessage().startsWith("ioEngine = AIO needs O_DIRECT"), e.getMessage());
+            try (RowSampler s = sampler(file, 64, IoEngine.AUTO).build()) {
+                assertEquals(IoEngine.THREADS, s.ioEngine(), "AUTO falls back to threads with buffered reads");
+            }
+        } finally {
+            Files.deleteIfExists(file);
+        }
+    }
+}
