@@ -1,5 +1,6 @@
 package dev.croupier.examples;
 
+import dev.croupier.nvme.IoEngine;
 import dev.croupier.nvme.PageCacheProbe;
 import dev.croupier.nvme.RowBatch;
 import dev.croupier.nvme.RowSampler;
@@ -12,7 +13,7 @@ import java.util.Set;
 
 /**
  * {@code croupier sample FILE --row-size B --batch N [--threads T] [--seconds S]
- * [--chunk-bytes C] [--memory-limit M] [--row-count R] [--no-replacement] [--json]}: samples random rows
+ * [--chunk-bytes C] [--memory-limit M] [--row-count R] [--io-engine auto|aio|threads] [--no-replacement] [--json]}: samples random rows
  * from FILE for S seconds and prints samples/s, GiB/s of rows, GiB/s read from disk and the
  * page-cache bytes the run added to FILE (measured with mincore before and after).
  * Not thread-safe; one run per instance at a time.
@@ -29,7 +30,8 @@ public final class SampleCommand implements CroupierCli.Command {
     private static final double GIB = 1024.0 * 1024 * 1024;
 
     private static final String USAGE = "usage: croupier sample FILE --row-size B --batch N [--threads T] [--seconds S]"
-            + " [--chunk-bytes C] [--memory-limit M] [--row-count R] [--no-replacement] [--json]";
+            + " [--chunk-bytes C] [--memory-limit M] [--row-count R] [--io-engine auto|aio|threads] [--no-replacement]"
+            + " [--json]";
 
     @Override
     public int run(String[] args) throws Exception {
@@ -43,7 +45,7 @@ public final class SampleCommand implements CroupierCli.Command {
         }
         Options o = Options.parse("sample", args, Set.of("no-replacement", "json"),
                 Set.of("row-size", "batch", "threads", "seconds", "chunk-bytes", "memory-limit",
-                        "row-count"));
+                        "row-count", "io-engine"));
         List<String> files = o.positional();
         if (files.size() != 1) {
             throw new UsageException("expected exactly one FILE, got " + files + "; " + USAGE);
@@ -67,8 +69,16 @@ public final class SampleCommand implements CroupierCli.Command {
         long rowCount = o.longValue("row-count", 0, 1, Long.MAX_VALUE);
         boolean withReplacement = !o.flag("no-replacement");
         boolean json = o.flag("json");
+        String engineName = o.string("io-engine", "auto");
+        IoEngine engine = switch (engineName) {
+            case "auto" -> IoEngine.AUTO;
+            case "aio" -> IoEngine.AIO;
+            case "threads" -> IoEngine.THREADS;
+            default -> throw new UsageException("--io-engine '" + engineName + "': must be auto, aio or threads");
+        };
         RowSampler.Builder builder = RowSampler.builder(file).rowSize(rowSize).maxBatchRows(batch)
-                .readerThreads(threads).chunkBytes(chunkBytes).memoryLimit(memoryLimit).withReplacement(withReplacement);
+                .readerThreads(threads).chunkBytes(chunkBytes).memoryLimit(memoryLimit).withReplacement(withReplacement)
+                .ioEngine(engine);
         if (rowCount > 0) {
             builder.rowCount(rowCount);
         }
@@ -80,8 +90,10 @@ public final class SampleCommand implements CroupierCli.Command {
         long elapsed;
         RowSampler.Stats stats;
         boolean direct;
+        IoEngine used;
         try (RowSampler sampler = build(builder)) {
             direct = sampler.directIo();
+            used = sampler.ioEngine();
             long deadline = (long) (seconds * 1e9);
             started = System.nanoTime();
             do {
@@ -104,12 +116,13 @@ public final class SampleCommand implements CroupierCli.Command {
             System.out.println(String.format(Locale.ROOT, "{\"samples_per_s\":%.1f,\"gib_per_s\":%.4f,"
                             + "\"page_cache_added_bytes\":%d,\"disk_gib_per_s\":%.4f,\"reads_per_s\":%.1f,"
                             + "\"mean_read_bytes\":%d,\"direct_io\":%b,\"row_size\":%d,\"batch\":%d,\"threads\":%d,"
-                            + "\"seconds\":%.3f,\"checksum\":%d}",
+                            + "\"io_engine\":\"%s\",\"seconds\":%.3f,\"checksum\":%d}",
                     samplesPerS, gibPerS, added, diskGibPerS, stats.reads() / secs, meanRead, direct, rowSize, batch,
-                    threads, secs, checksum));
+                    threads, used.name().toLowerCase(Locale.ROOT), secs, checksum));
         } else {
-            System.out.printf(Locale.ROOT, "%s: %d-byte rows, batches of %d, %d reader threads, %s, %.1f s%n",
-                    file, rowSize, batch, threads, direct ? "O_DIRECT" : "buffered (fallback)", secs);
+            System.out.printf(Locale.ROOT, "%s: %d-byte rows, batches of %d, %d reads in flight (%s), %s, %.1f s%n",
+                    file, rowSize, batch, threads, used == IoEngine.AIO ? "native AIO" : "reader threads",
+                    direct ? "O_DIRECT" : "buffered (fallback)", secs);
             System.out.printf(Locale.ROOT, "samples/s          %,.0f%n", samplesPerS);
             System.out.printf(Locale.ROOT, "GiB/s (rows)       %.3f%n", gibPerS);
             System.out.printf(Locale.ROOT, "GiB/s (disk)       %.3f  (%,.0f reads/s of %d bytes on average)%n",

@@ -22,8 +22,7 @@ class SampleCommandTest {
     @TempDir
     Path dir;
 
-    @Test
-    void jsonReportHasTheIssuesKeys() throws Exception {
+    private JsonNode sampleJson(String... extra) throws Exception {
         Path file = dir.resolve("rows.bin");
         Files.write(file, new byte[512 * 2048]);
         PrintStream old = System.out;
@@ -31,16 +30,33 @@ class SampleCommandTest {
         int code;
         try {
             System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-            code = new SampleCommand().run(new String[] {file.toString(), "--row-size", "512", "--batch", "64",
-                    "--threads", "2", "--seconds", "0.2", "--memory-limit", "8m", "--json"});
+            String[] base = {file.toString(), "--row-size", "512", "--batch", "64", "--threads", "2", "--seconds", "0.2",
+                    "--memory-limit", "8m", "--json"};
+            String[] args = java.util.Arrays.copyOf(base, base.length + extra.length);
+            System.arraycopy(extra, 0, args, base.length, extra.length);
+            code = new SampleCommand().run(args);
         } finally {
             System.setOut(old);
         }
         assertEquals(0, code);
-        JsonNode report = new ObjectMapper().readTree(out.toString(StandardCharsets.UTF_8));
+        return new ObjectMapper().readTree(out.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void jsonReportHasTheIssuesKeys() throws Exception {
+        JsonNode report = sampleJson();
         assertTrue(report.get("samples_per_s").asDouble() > 0, report.toString());
         assertTrue(report.get("gib_per_s").asDouble() > 0, report.toString());
         assertTrue(report.has("page_cache_added_bytes"), report.toString());
+    }
+
+    @Test
+    void theIoEngineCanBeChosenAndIsReported() throws Exception {
+        assertEquals("threads", sampleJson("--io-engine", "threads").get("io_engine").asText());
+        Path file = dir.resolve("rows.bin");
+        Exception e = assertThrows(UsageException.class, () -> new SampleCommand().run(new String[] {file.toString(),
+                "--row-size", "512", "--batch", "4", "--io-engine", "uring"}));
+        assertTrue(e.getMessage().contains("--io-engine 'uring'"), e.getMessage());
     }
 
     @Test

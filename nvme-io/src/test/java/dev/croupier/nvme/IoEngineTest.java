@@ -27,9 +27,20 @@ class IoEngineTest {
     @TempDir
     Path dir;
 
-    /** Native AIO needs O_DIRECT, so a disk-backed temp dir on Linux x86-64 or aarch64. */
+    /**
+     * Native AIO needs O_DIRECT, so a disk-backed temp dir, on Linux x86-64 or aarch64, where
+     * the kernel grants a context (a sandbox may forbid io_setup).
+     */
     private void assumeAio() throws IOException {
         assumeTrue(LinuxAio.AVAILABLE && !RowFiles.isTmpfs(dir), "needs native AIO and a disk-backed temp dir");
+        long ctx;
+        try {
+            ctx = LinuxAio.setup(1);
+        } catch (IOException e) {
+            assumeTrue(false, "the kernel refused an AIO context: " + e.getMessage());
+            return;
+        }
+        LinuxAio.destroy(ctx);
     }
 
     private RowSampler.Builder sampler(Path file, int rowSize, IoEngine engine) {
