@@ -22,6 +22,7 @@ import dev.croupier.futures.TaskFailedException;
 import dev.croupier.futures.WaitResult;
 import dev.croupier.objectstore.ObjectId;
 import dev.croupier.objectstore.ObjectStore;
+import dev.croupier.objectstore.StoreClosedException;
 import dev.croupier.objectstore.StoreMetrics;
 import java.io.IOException;
 import java.io.Serializable;
@@ -332,7 +333,7 @@ public final class EmbeddedCluster implements Cluster {
         }
         try {
             node.store().prefetch(local);
-        } catch (IllegalStateException diedMeanwhile) {
+        } catch (IllegalStateException | StoreClosedException diedMeanwhile) {
             // the kill resubmits the attempt; nothing to restore
         }
     }
@@ -511,7 +512,7 @@ public final class EmbeddedCluster implements Cluster {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new CroupierException(ErrorCode.CANCELLED, "interrupted while putting a value", e);
-            } catch (IllegalStateException e) {
+            } catch (IllegalStateException | StoreClosedException e) {
                 if (node.alive()) {
                     throw e;
                 }
@@ -542,7 +543,7 @@ public final class EmbeddedCluster implements Cluster {
                 NodeStore.Reading reading;
                 try {
                     reading = node.store().open(entry.id);
-                } catch (IllegalStateException closed) {
+                } catch (IllegalStateException | StoreClosedException closed) {
                     continue; // the node died under us; its location is dead now
                 }
                 if (reading == null) {
@@ -586,7 +587,7 @@ public final class EmbeddedCluster implements Cluster {
         for (ObjectEntry e : entries) {
             try {
                 node.store().delete(e.id);
-            } catch (IllegalStateException closedUnderUs) {
+            } catch (IllegalStateException | StoreClosedException closedUnderUs) {
                 return;
             }
         }
@@ -724,7 +725,7 @@ public final class EmbeddedCluster implements Cluster {
                 try {
                     objects = n.store().objectCount();
                     m = n.store().metrics();
-                } catch (IllegalStateException closedUnderUs) {
+                } catch (IllegalStateException | StoreClosedException closedUnderUs) {
                     m = null;
                 }
             }

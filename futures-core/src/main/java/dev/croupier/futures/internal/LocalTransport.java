@@ -1,6 +1,7 @@
 package dev.croupier.futures.internal;
 
 import dev.croupier.objectstore.ObjectId;
+import dev.croupier.objectstore.StoreClosedException;
 
 /**
  * The transport of the embedded cluster: nodes share a JVM, so a dispatch is a queue insert
@@ -24,7 +25,7 @@ final class LocalTransport implements Transport {
             to.store().putFrame(id, reading.frame());
             to.recordFetched(bytes);
             return bytes;
-        } catch (IllegalStateException closedUnderUs) {
+        } catch (IllegalStateException | StoreClosedException closedUnderUs) {
             if (!from.alive()) {
                 return -1;
             }
