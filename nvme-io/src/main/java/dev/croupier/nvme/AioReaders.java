@@ -7,10 +7,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.Arrays;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The AIO read engine: a few loop threads (two on a 2-vCPU machine) each keep their share of
@@ -27,9 +24,8 @@ import java.util.concurrent.atomic.LongAdder;
  * 1.0 GiB/s where threads read 1.3. One loop was still not enough for 100-byte rows, whose
  * scatter (655 rows per 64 KiB read) kept a single thread busy, so there is one loop per core
  * up to one per 4 reads in flight, each with its own AIO context and its share of the pairs.
- * Chunks are claimed as in {@link ChunkReaders}: a FIFO of fills, a semaphore with one permit
- * per unclaimed chunk, an atomic claim index. A loop blocks on the semaphore only when it has
- * nothing in flight, and otherwise in {@code io_getevents}. Thread-safe as used:
+ * Chunks come from a {@link ChunkQueue}, as for {@link ChunkReaders}. A loop blocks waiting for
+ * a chunk only when it has nothing in flight, and otherwise in {@code io_getevents}. Thread-safe as used:
  * {@link #submit} from the consumer, {@link #close} once.
  */
 final class AioReaders implements ReadEngine {
@@ -40,10 +36,7 @@ final class AioReaders implements ReadEngine {
 
     private final Path file;
     private final int fd;
-    private final ConcurrentLinkedQueue<Workspace.Fill> fills = new ConcurrentLinkedQueue<>();
-    private final Semaphore unclaimedChunks = new Semaphore(0);
-    private final LongAdder bytesRead = new LongAdder();
-    private final LongAdder readsDone = new LongAdder();
+    private final ChunkQueue queue = new ChunkQueue();
     private final Loop[] loops;
     private final Thread[] threads;
     private volatile boolean closed;
@@ -88,8 +81,7 @@ final class AioReaders implements ReadEngine {
 
     @Override
     public void submit(Workspace.Fill fill) {
-        fills.add(fill);
-        unclaimedChunks.release(fill.chunkCount);
+        queue.publish(fill);
         if (fatal != null) {
             failAll(fatal);
         }
@@ -97,12 +89,12 @@ final class AioReaders implements ReadEngine {
 
     @Override
     public long bytesRead() {
-        return bytesRead.sum();
+        return queue.bytesRead.sum();
     }
 
     @Override
     public long reads() {
-        return readsDone.sum();
+        return queue.reads.sum();
     }
 
     @Override
@@ -119,8 +111,6 @@ final class AioReaders implements ReadEngine {
         private final int[] free;
         private int freeCount;
         private int inFlight;
-        /** The plan index of the chunk {@link #claim} took last. */
-        private int claimedChunk;
 
         Loop(MemorySegment[] buffers, int rowSize, long rowCount, SamplerLayout layout) throws IOException {
             this.buffers = buffers;
@@ -182,18 +172,13 @@ final class AioReaders implements ReadEngine {
         private void submitMore(MemorySegment iocbs, MemorySegment pointers, MemorySegment state, boolean mayBlock) {
             int queued = 0;
             while (freeCount > 0 && inFlight + queued < depth && !closed
-                    && (mayBlock && inFlight + queued == 0 ? acquire() : unclaimedChunks.tryAcquire())) {
-                if (closed) {
-                    break;
-                }
-                Workspace.Fill fill = claim();
-                if (fill.failure != null) {
-                    fill.done.countDown();
+                    && (mayBlock && inFlight + queued == 0 ? acquire() : queue.tryAcquire())) {
+                int p = free[freeCount - 1];
+                if (closed || !queue.claimInto(reads[p])) {
                     continue;
                 }
-                int p = free[--freeCount];
+                freeCount--;
                 ChunkRead read = reads[p];
-                read.plan(fill, claimedChunk);
                 MemorySegment iocb = iocbs.asSlice((long) p * LinuxAio.IOCB_BYTES, LinuxAio.IOCB_BYTES);
                 LinuxAio.prepareRead(iocb, p, fd, read.target(buffers[p]), read.readLength, read.readStart);
                 pointers.setAtIndex(ValueLayout.ADDRESS, queued++, iocb);
@@ -218,33 +203,16 @@ final class AioReaders implements ReadEngine {
                 inFlight += (int) n;
             }
         }
-
-        /** Claims the next chunk (the caller holds a permit): returns its fill, its plan index in {@link #claimedChunk}. */
-        private Workspace.Fill claim() {
-            while (true) {
-                // A permit guarantees an unclaimed chunk in some queued fill; exhausted fills at
-                // the head are dropped on the way.
-                Workspace.Fill fill = fills.peek();
-                int chunk = fill.nextChunk.getAndIncrement();
-                if (chunk < fill.chunkCount) {
-                    claimedChunk = chunk;
-                    return fill;
-                }
-                fills.remove(fill);
-            }
-        }
     }
 
     private boolean acquire() {
-        unclaimedChunks.acquireUninterruptibly();
+        queue.acquire();
         return true;
     }
 
     /** Fails every fill a consumer may wait on: queued ones and those with reads in flight. */
     private void failAll(Throwable e) {
-        for (Workspace.Fill f : fills) {
-            release(f, e);
-        }
+        queue.forEachFill(f -> release(f, e));
         for (Loop l : loops) {
             for (ChunkRead r : l.reads) {
                 if (r.fill != null) {
@@ -272,8 +240,8 @@ final class AioReaders implements ReadEngine {
                 throw new EOFException(file + ": end of file at offset " + (read.readStart + result)
                         + " while reading " + read.describe() + "; was the file truncated?");
             }
-            bytesRead.add(result);
-            readsDone.increment();
+            queue.bytesRead.add(result);
+            queue.reads.increment();
             read.scatter(buffer);
         } catch (Throwable t) {
             fill.failure = t;
@@ -286,7 +254,7 @@ final class AioReaders implements ReadEngine {
     public void close() {
         closed = true;
         // One permit per loop, so a loop blocked waiting for a chunk wakes and sees closed.
-        unclaimedChunks.release(threads.length);
+        queue.wake(threads.length);
         for (Thread t : threads) {
             try {
                 t.join(JOIN_TIMEOUT_MS);

@@ -7,10 +7,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The reader threads of one sampler: each claims a chunk of a published fill, reads its
@@ -21,10 +18,8 @@ import java.util.concurrent.atomic.LongAdder;
  * is a thread pool over blocking reads), so reads in flight = reader threads, each blocked in
  * {@code pread}. In buffered mode the reads go through the sampler's own descriptor, advised
  * {@code POSIX_FADV_RANDOM} so no readahead pulls in pages around the span. A blocked thread costs no CPU, and on the measured disk 32 threads reach
- * about 80% of fio's libaio IOPS at the same depth (see docs/nvme-io.md). Work is handed out
- * without locks: fills wait in a FIFO queue, a semaphore holds one permit per unclaimed chunk,
- * and a reader that holds a permit claims the next chunk of the oldest fill with an atomic
- * increment (dropping fills it finds exhausted). With {@code O_DIRECT} the page cache is never
+ * about 80% of fio's libaio IOPS at the same depth (see docs/nvme-io.md). Chunks come from a
+ * {@link ChunkQueue}, without locks. With {@code O_DIRECT} the page cache is never
  * touched; in buffered mode each read span is dropped again with {@code POSIX_FADV_DONTNEED}.
  * The consumer owns everything else. Thread-safe as used: {@link #submit} from the consumer,
  * {@link #close} once.
@@ -40,11 +35,8 @@ final class ChunkReaders implements ReadEngine {
     private final int rowSize;
     private final long rowCount;
     private final SamplerLayout layout;
-    private final ConcurrentLinkedQueue<Workspace.Fill> fills = new ConcurrentLinkedQueue<>();
-    private final Semaphore unclaimedChunks = new Semaphore(0);
+    private final ChunkQueue queue = new ChunkQueue();
     private final Thread[] threads;
-    private final LongAdder bytesRead = new LongAdder();
-    private final LongAdder reads = new LongAdder();
     private volatile boolean closed;
 
     ChunkReaders(Path file, FileChannel channel, int adviceFd, int rowSize, long rowCount,
@@ -68,18 +60,17 @@ final class ChunkReaders implements ReadEngine {
 
     @Override
     public void submit(Workspace.Fill fill) {
-        fills.add(fill);
-        unclaimedChunks.release(fill.chunkCount);
+        queue.publish(fill);
     }
 
     @Override
     public long bytesRead() {
-        return bytesRead.sum();
+        return queue.bytesRead.sum();
     }
 
     @Override
     public long reads() {
-        return reads.sum();
+        return queue.reads.sum();
     }
 
     @Override
@@ -91,25 +82,16 @@ final class ChunkReaders implements ReadEngine {
         ByteBuffer bufferView = ioBuffer.asByteBuffer();
         ChunkRead read = new ChunkRead(rowSize, rowCount, layout);
         while (true) {
-            unclaimedChunks.acquireUninterruptibly();
+            queue.acquire();
             if (closed) {
                 return;
             }
-            Workspace.Fill fill;
-            int chunk;
-            while (true) {
-                // A permit guarantees an unclaimed chunk in some queued fill; exhausted fills
-                // at the head are dropped on the way.
-                fill = fills.peek();
-                chunk = fill.nextChunk.getAndIncrement();
-                if (chunk < fill.chunkCount) {
-                    break;
-                }
-                fills.remove(fill);
+            if (!queue.claimInto(read)) {
+                continue;
             }
+            Workspace.Fill fill = read.fill;
             try {
-                if (fill.failure == null && !closed) {
-                    read.plan(fill, chunk);
+                if (!closed) {
                     readChunk(read, ioBuffer, bufferView);
                 }
             } catch (Throwable t) {
@@ -134,8 +116,8 @@ final class ChunkReaders implements ReadEngine {
             }
             done += (int) n;
         }
-        bytesRead.add(done);
-        reads.increment();
+        queue.bytesRead.add(done);
+        queue.reads.increment();
         if (adviceFd >= 0) {
             int rc = Libc.dropFromPageCache(adviceFd, read.readStart, read.readLength);
             if (rc != 0) {
@@ -149,7 +131,7 @@ final class ChunkReaders implements ReadEngine {
     @Override
     public void close() {
         closed = true;
-        unclaimedChunks.release(threads.length);
+        queue.wake(threads.length);
         for (Thread t : threads) {
             try {
                 t.join(JOIN_TIMEOUT_MS);

@@ -8,11 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -27,20 +24,8 @@ class IoEngineTest {
     @TempDir
     Path dir;
 
-    /**
-     * Native AIO needs O_DIRECT, so a disk-backed temp dir, on Linux x86-64 or aarch64, where
-     * the kernel grants a context (a sandbox may forbid io_setup).
-     */
     private void assumeAio() throws IOException {
-        assumeTrue(LinuxAio.AVAILABLE && !RowFiles.isTmpfs(dir), "needs native AIO and a disk-backed temp dir");
-        long ctx;
-        try {
-            ctx = LinuxAio.setup(1);
-        } catch (IOException e) {
-            assumeTrue(false, "the kernel refused an AIO context: " + e.getMessage());
-            return;
-        }
-        LinuxAio.destroy(ctx);
+        RowFiles.assumeAio(dir);
     }
 
     private RowSampler.Builder sampler(Path file, int rowSize, IoEngine engine) {
@@ -117,25 +102,6 @@ class IoEngineTest {
                 }
                 assertTrue(s.stats().reads() > 0);
             }
-        }
-    }
-
-    @Test
-    void aTruncatedFileFailsWithTheFileAndOffsetUnderAio() throws IOException {
-        assumeAio();
-        Path file = RowFiles.write(dir.resolve("rows.bin"), 4096, 4096);
-        try (RowSampler s = sampler(file, 4096, IoEngine.AIO).memoryLimit(4L << 20).maxBatchRows(64).build()) {
-            try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
-                ch.truncate(4096);
-            }
-            var e = assertThrows(UncheckedIOException.class, () -> {
-                for (int i = 0; i < 10_000; i++) {
-                    s.readBatch(64);
-                }
-            });
-            assertTrue(e.getMessage().contains(file.toString()) && e.getMessage().contains("end of file at offset"),
-                    e.getMessage());
-            assertThrows(UncheckedIOException.class, () -> s.readBatch(1), "the failure sticks");
         }
     }
 

@@ -80,4 +80,22 @@ final class RowFiles {
         String type = Files.getFileStore(dir).type();
         return "tmpfs".equals(type) || "ramfs".equals(type);
     }
+
+    /**
+     * Skips the calling test unless native AIO can work in {@code dir}: O_DIRECT needs a
+     * disk-backed folder, on Linux x86-64 or aarch64, where the kernel grants a context (a
+     * sandbox may forbid io_setup).
+     */
+    static void assumeAio(Path dir) throws IOException {
+        org.junit.jupiter.api.Assumptions.assumeTrue(LinuxAio.AVAILABLE && !isTmpfs(dir),
+                "needs native AIO and a disk-backed temp dir");
+        long ctx;
+        try {
+            ctx = LinuxAio.setup(1);
+        } catch (IOException e) {
+            org.junit.jupiter.api.Assumptions.abort("the kernel refused an AIO context: " + e.getMessage());
+            return;
+        }
+        LinuxAio.destroy(ctx);
+    }
 }

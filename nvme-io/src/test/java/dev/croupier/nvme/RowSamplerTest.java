@@ -3,6 +3,8 @@ package dev.croupier.nvme;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -340,10 +342,15 @@ class RowSamplerTest {
         assertEquals(expected, assertThrows(IllegalArgumentException.class, builder::build).getMessage());
     }
 
-    @Test
-    void aTruncatedFileFailsWithTheFileAndOffset() throws IOException {
+    @ParameterizedTest
+    @EnumSource(value = IoEngine.class, names = {"AIO", "THREADS"})
+    void aTruncatedFileFailsWithTheFileAndOffset(IoEngine engine) throws IOException {
+        if (engine == IoEngine.AIO) {
+            RowFiles.assumeAio(dir);
+        }
         Path file = RowFiles.write(dir.resolve("rows.bin"), 4096, 4096);
-        try (RowSampler s = sampler(file, 4096).memoryLimit(4L << 20).maxBatchRows(64).build()) {
+        try (RowSampler s = sampler(file, 4096).memoryLimit(4L << 20).maxBatchRows(64).ioEngine(engine).build()) {
+            assertEquals(engine, s.ioEngine());
             try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
                 ch.truncate(4096);
             }
