@@ -223,13 +223,28 @@ public final class ReshardJob {
      * extracted on (asked for; a node death may have moved it, which costs a fetch, not a result).
      */
     private record Extraction(List<Integer> shardIds, List<Integer> nodes, List<ObjectRef<MemorySegment>> frames,
-                              List<ObjectRef<byte[]>> metas, long records, long bytes, List<Path> skipped) {
+                              List<ObjectRef<byte[]>> metas, long records, long bytes, List<Path> skipped,
+                              Map<Integer, Integer> positions) {
+        Extraction(List<Integer> shardIds, List<Integer> nodes, List<ObjectRef<MemorySegment>> frames,
+                   List<ObjectRef<byte[]>> metas, long records, long bytes, List<Path> skipped) {
+            // Creation and gathering ask once per (output shard, input shard): no list scans.
+            this(shardIds, nodes, frames, metas, records, bytes, skipped, positionsOf(shardIds));
+        }
+
+        private static Map<Integer, Integer> positionsOf(List<Integer> shardIds) {
+            Map<Integer, Integer> positions = new HashMap<>();
+            for (int i = 0; i < shardIds.size(); i++) {
+                positions.put(shardIds.get(i), i);
+            }
+            return positions;
+        }
+
         int nodeOf(int shard) {
-            return nodes.get(shardIds.indexOf(shard));
+            return nodes.get(positions.get(shard));
         }
 
         ObjectRef<MemorySegment> frameOf(int shard) {
-            return frames.get(shardIds.indexOf(shard));
+            return frames.get(positions.get(shard));
         }
     }
 
