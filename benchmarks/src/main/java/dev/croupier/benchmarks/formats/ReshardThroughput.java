@@ -60,9 +60,11 @@ public final class ReshardThroughput {
             System.out.printf("inputs: %d tar shards, %.1f MiB%n", inputs.size(), bytes / 1048576.0);
             double[] bound = new double[reps];
             double[] job = new double[reps];
-            // Store files in a folder of this run: store names repeat in every JVM on the machine.
-            Path shm = Path.of("/dev/shm");
-            memory = Files.createTempDirectory(Files.isDirectory(shm) ? shm : dir, "croupier-bench-");
+            if (nodes > 0) {
+                // Store files in a folder of this run: store names repeat in every JVM on the machine.
+                Path shm = Path.of("/dev/shm");
+                memory = Files.createTempDirectory(Files.isDirectory(shm) ? shm : dir, "croupier-bench-");
+            }
             try (Cluster cluster = nodes == 0 ? null : startCluster(memory, dir, nodes)) {
                 for (int r = 0; r < reps; r++) {
                     // Best of three: right after a job the disk may still be busy with its
