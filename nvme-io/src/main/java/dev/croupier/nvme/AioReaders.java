@@ -7,7 +7,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.Arrays;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The AIO read engine: a few loop threads (two on a 2-vCPU machine) each keep their share of
@@ -28,18 +27,14 @@ import java.util.concurrent.TimeUnit;
  * a chunk only when it has nothing in flight, and otherwise in {@code io_getevents}. Thread-safe as used:
  * {@link #submit} from the consumer, {@link #close} once.
  */
-final class AioReaders implements ReadEngine {
+final class AioReaders extends ReadEngine {
 
-    private static final long JOIN_TIMEOUT_MS = TimeUnit.SECONDS.toMillis(30);
     /** Fewest reads in flight per loop: below that a loop's batching stops paying. */
     private static final int MIN_DEPTH_PER_LOOP = 4;
 
     private final Path file;
     private final int fd;
-    private final ChunkQueue queue = new ChunkQueue();
     private final Loop[] loops;
-    private final Thread[] threads;
-    private volatile boolean closed;
     /** Set when a loop itself failed; every fill from then on fails with it. */
     private volatile Throwable fatal;
 
@@ -70,35 +65,23 @@ final class AioReaders implements ReadEngine {
             }
             throw e;
         }
-        this.threads = new Thread[count];
+        Thread[] threads = new Thread[count];
         for (int i = 0; i < count; i++) {
             threads[i] = Thread.ofPlatform().daemon().name("croupier-nvme-aio-" + i).unstarted(loops[i]::run);
         }
-        for (Thread t : threads) {
-            t.start();
-        }
+        start(threads);
     }
 
     @Override
-    public void submit(Workspace.Fill fill) {
-        queue.publish(fill);
+    void submit(Workspace.Fill fill) {
+        super.submit(fill);
         if (fatal != null) {
             failAll(fatal);
         }
     }
 
     @Override
-    public long bytesRead() {
-        return queue.bytesRead.sum();
-    }
-
-    @Override
-    public long reads() {
-        return queue.reads.sum();
-    }
-
-    @Override
-    public IoEngine engine() {
+    IoEngine engine() {
         return IoEngine.AIO;
     }
 
@@ -247,21 +230,6 @@ final class AioReaders implements ReadEngine {
             fill.failure = t;
         } finally {
             fill.done.countDown();
-        }
-    }
-
-    @Override
-    public void close() {
-        closed = true;
-        // One permit per loop, so a loop blocked waiting for a chunk wakes and sees closed.
-        queue.wake(threads.length);
-        for (Thread t : threads) {
-            try {
-                t.join(JOIN_TIMEOUT_MS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
         }
     }
 }

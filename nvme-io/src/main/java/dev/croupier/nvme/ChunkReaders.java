@@ -7,7 +7,6 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The reader threads of one sampler: each claims a chunk of a published fill, reads its
@@ -24,9 +23,8 @@ import java.util.concurrent.TimeUnit;
  * The consumer owns everything else. Thread-safe as used: {@link #submit} from the consumer,
  * {@link #close} once.
  */
-final class ChunkReaders implements ReadEngine {
+final class ChunkReaders extends ReadEngine {
 
-    private static final long JOIN_TIMEOUT_MS = TimeUnit.SECONDS.toMillis(30);
 
     private final Path file;
     private final FileChannel channel;
@@ -35,9 +33,6 @@ final class ChunkReaders implements ReadEngine {
     private final int rowSize;
     private final long rowCount;
     private final SamplerLayout layout;
-    private final ChunkQueue queue = new ChunkQueue();
-    private final Thread[] threads;
-    private volatile boolean closed;
 
     ChunkReaders(Path file, FileChannel channel, int adviceFd, int rowSize, long rowCount,
                  SamplerLayout layout, MemorySegment[] ioBuffers) {
@@ -47,34 +42,17 @@ final class ChunkReaders implements ReadEngine {
         this.rowSize = rowSize;
         this.rowCount = rowCount;
         this.layout = layout;
-        this.threads = new Thread[ioBuffers.length];
+        Thread[] threads = new Thread[ioBuffers.length];
         for (int i = 0; i < threads.length; i++) {
             MemorySegment buffer = ioBuffers[i];
             threads[i] = Thread.ofPlatform().daemon().name("croupier-nvme-reader-" + i)
                     .unstarted(() -> run(buffer));
         }
-        for (Thread t : threads) {
-            t.start();
-        }
+        start(threads);
     }
 
     @Override
-    public void submit(Workspace.Fill fill) {
-        queue.publish(fill);
-    }
-
-    @Override
-    public long bytesRead() {
-        return queue.bytesRead.sum();
-    }
-
-    @Override
-    public long reads() {
-        return queue.reads.sum();
-    }
-
-    @Override
-    public IoEngine engine() {
+    IoEngine engine() {
         return IoEngine.THREADS;
     }
 
@@ -126,19 +104,5 @@ final class ChunkReaders implements ReadEngine {
             }
         }
         read.scatter(ioBuffer);
-    }
-
-    @Override
-    public void close() {
-        closed = true;
-        queue.wake(threads.length);
-        for (Thread t : threads) {
-            try {
-                t.join(JOIN_TIMEOUT_MS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-        }
     }
 }
