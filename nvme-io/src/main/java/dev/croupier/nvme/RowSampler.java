@@ -31,7 +31,7 @@ import java.util.SplittableRandom;
  *
  * <p>How it works: the file is cut into chunks of {@link Builder#chunkBytes} bytes' worth of
  * consecutive rows. Whole chunks are read (sector-aligned, {@code O_DIRECT}) into aligned
- * buffers, {@link Builder#readerThreads} at a time, by Linux native AIO from one thread or by
+ * buffers, {@link Builder#readerThreads} at a time, by Linux native AIO from a few threads or by
  * as many blocking reader threads ({@link IoEngine}), and their rows are scattered across a
  * workspace, so rows that are neighbours in the file end up far apart. Two workspaces are filled in turn: the consumer takes batches from one
  * while the readers fill the other. With replacement, chunks are drawn independently and
