@@ -110,10 +110,15 @@ final class AioReaders extends ReadEngine {
 
         void run() {
             try (Arena arena = Arena.ofConfined()) {
-                MemorySegment iocbs = arena.allocate((long) LinuxAio.IOCB_BYTES * reads.length, 8);
+                MemorySegment iocbArray = arena.allocate((long) LinuxAio.IOCB_BYTES * reads.length, 8);
+                // One iocb per read pair, sliced once: the per-read path makes no objects.
+                MemorySegment[] iocbs = new MemorySegment[reads.length];
+                for (int p = 0; p < iocbs.length; p++) {
+                    iocbs[p] = iocbArray.asSlice((long) p * LinuxAio.IOCB_BYTES, LinuxAio.IOCB_BYTES);
+                }
                 MemorySegment pointers = arena.allocate(ValueLayout.ADDRESS, depth);
                 MemorySegment events = arena.allocate((long) LinuxAio.EVENT_BYTES * depth, 8);
-                MemorySegment state = LinuxAio.callState(arena);
+                MemorySegment state = Libc.callState(arena);
                 int[] completed = new int[depth];
                 long[] results = new long[depth];
                 while (true) {
@@ -152,7 +157,7 @@ final class AioReaders extends ReadEngine {
          * Claims chunks and queues their reads until {@code depth} are in flight or no chunk is
          * unclaimed. Blocks for a chunk only if {@code mayBlock} and nothing is in flight.
          */
-        private void submitMore(MemorySegment iocbs, MemorySegment pointers, MemorySegment state, boolean mayBlock) {
+        private void submitMore(MemorySegment[] iocbs, MemorySegment pointers, MemorySegment state, boolean mayBlock) {
             int queued = 0;
             while (freeCount > 0 && inFlight + queued < depth && !closed
                     && (mayBlock && inFlight + queued == 0 ? acquire() : queue.tryAcquire())) {
@@ -162,19 +167,17 @@ final class AioReaders extends ReadEngine {
                 }
                 freeCount--;
                 ChunkRead read = reads[p];
-                MemorySegment iocb = iocbs.asSlice((long) p * LinuxAio.IOCB_BYTES, LinuxAio.IOCB_BYTES);
-                LinuxAio.prepareRead(iocb, p, fd, read.target(buffers[p]), read.readLength, read.readStart);
-                pointers.setAtIndex(ValueLayout.ADDRESS, queued++, iocb);
+                LinuxAio.prepareRead(iocbs[p], p, fd, read.targetAddress(buffers[p]), read.readLength, read.readStart);
+                pointers.setAtIndex(ValueLayout.ADDRESS, queued++, iocbs[p]);
             }
             int taken = 0;
             while (taken < queued) {
-                long n = LinuxAio.submit(ctx, pointers.asSlice(taken * ValueLayout.ADDRESS.byteSize()), queued - taken,
-                        state);
+                long n = LinuxAio.submit(ctx, pointers, taken, queued - taken, state);
                 if (n <= 0) {
                     // Not queued: fail these reads' fills, as a failed read would.
                     IOException e = new IOException(file + ": io_submit failed: errno " + -n);
                     for (int k = taken; k < queued; k++) {
-                        int p = (int) ((pointers.getAtIndex(ValueLayout.ADDRESS, k).address() - iocbs.address())
+                        int p = (int) ((pointers.getAtIndex(ValueLayout.ADDRESS, k).address() - iocbs[0].address())
                                 / LinuxAio.IOCB_BYTES);
                         reads[p].fill.failure = e;
                         reads[p].fill.done.countDown();

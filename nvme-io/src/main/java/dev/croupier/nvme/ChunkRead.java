@@ -61,6 +61,11 @@ final class ChunkRead {
         return intoSlot ? fill.workspace.memory.asSlice(slotOffset, rowSize) : ioBuffer.asSlice(0, readLength);
     }
 
+    /** The address {@link #target} starts at, without making a slice (the AIO engine's per-read path). */
+    long targetAddress(MemorySegment ioBuffer) {
+        return intoSlot ? fill.workspace.memory.address() + slotOffset : ioBuffer.address();
+    }
+
     /** Copies the rows from {@code ioBuffer} into their scattered slots; nothing when read in place. */
     void scatter(MemorySegment ioBuffer) {
         if (intoSlot) {

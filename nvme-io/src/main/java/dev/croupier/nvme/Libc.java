@@ -49,7 +49,8 @@ final class Libc {
     static final long HUGE_PAGE = 2L << 20;
 
     private static final Linker LINKER = Linker.nativeLinker();
-    private static final Linker.Option ERRNO = Linker.Option.captureCallState("errno");
+    /** Link option that captures {@code errno}; read it back with {@link #errno}. */
+    static final Linker.Option ERRNO = Linker.Option.captureCallState("errno");
     private static final MemoryLayout CALL_STATE = Linker.Option.captureStateLayout();
     private static final VarHandle ERRNO_HANDLE =
             CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
@@ -102,6 +103,16 @@ final class Libc {
 
     private Libc() {}
 
+    /** A buffer for the {@code errno} that calls linked with {@link #ERRNO} capture; one per calling thread. */
+    static MemorySegment callState(Arena arena) {
+        return arena.allocate(CALL_STATE);
+    }
+
+    /** The {@code errno} the last call captured into {@code state}. */
+    static int errno(MemorySegment state) {
+        return (int) ERRNO_HANDLE.get(state, 0L);
+    }
+
     /** Opens {@code file} read-only and returns the descriptor. */
     static int openReadOnly(Path file) throws IOException {
         return open(file, O_RDONLY | O_CLOEXEC);
@@ -125,10 +136,10 @@ final class Libc {
 
     private static int open(Path file, int flags) throws IOException {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(CALL_STATE);
+            MemorySegment state = callState(arena);
             int fd = (int) OPEN.invokeExact(state, arena.allocateFrom(file.toString()), flags, 0);
             if (fd < 0) {
-                throw new IOException("open(" + file + ") failed: errno " + (int) ERRNO_HANDLE.get(state, 0L));
+                throw new IOException("open(" + file + ") failed: errno " + errno(state));
             }
             return fd;
         } catch (IOException | RuntimeException | Error e) {
@@ -154,13 +165,13 @@ final class Libc {
     static long pread(int fd, MemorySegment target, long offset, long length, long position) throws IOException {
         MemorySegment into = target.asSlice(offset, length);
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(CALL_STATE);
+            MemorySegment state = callState(arena);
             while (true) {
                 long n = (long) PREAD.invokeExact(state, fd, into, length, position);
                 if (n >= 0) {
                     return n;
                 }
-                int errno = (int) ERRNO_HANDLE.get(state, 0L);
+                int errno = errno(state);
                 if (errno != EINTR) {
                     throw new IOException("pread of " + length + " bytes at offset " + position + " failed: errno " + errno);
                 }
@@ -196,10 +207,10 @@ final class Libc {
     /** Fills {@code residency} with one byte per page of {@code mapped}; bit 0 set = cached. */
     static void mincore(MemorySegment mapped, MemorySegment residency) throws IOException {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(CALL_STATE);
+            MemorySegment state = callState(arena);
             int rc = (int) MINCORE.invokeExact(state, mapped, mapped.byteSize(), residency);
             if (rc != 0) {
-                throw new IOException("mincore failed: errno " + (int) ERRNO_HANDLE.get(state, 0L));
+                throw new IOException("mincore failed: errno " + errno(state));
             }
         } catch (IOException | RuntimeException | Error e) {
             throw e;

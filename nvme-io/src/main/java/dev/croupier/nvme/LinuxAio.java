@@ -4,11 +4,9 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
-import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
-import java.lang.invoke.VarHandle;
 import java.util.Locale;
 
 /**
@@ -59,9 +57,6 @@ final class LinuxAio {
     private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED;
     private static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED;
 
-    private static final MemoryLayout CALL_STATE = Linker.Option.captureStateLayout();
-    private static final VarHandle ERRNO_HANDLE =
-            CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
     private static final MethodHandle SETUP;
     private static final MethodHandle DESTROY;
     private static final MethodHandle SUBMIT;
@@ -92,7 +87,7 @@ final class LinuxAio {
             MemorySegment syscall = linker.defaultLookup().find("syscall").orElse(null);
             if (syscall != null) {
                 // long syscall(long number, ...): every argument after the number is variadic.
-                Linker.Option errno = Linker.Option.captureCallState("errno");
+                Linker.Option errno = Libc.ERRNO;
                 Linker.Option variadic = Linker.Option.firstVariadicArg(1);
                 ValueLayout l = ValueLayout.JAVA_LONG;
                 ValueLayout a = ValueLayout.ADDRESS;
@@ -114,12 +109,12 @@ final class LinuxAio {
     /** Creates a context for up to {@code depth} reads in flight. */
     static long setup(int depth) throws IOException {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(CALL_STATE);
+            MemorySegment state = Libc.callState(arena);
             MemorySegment ctx = arena.allocate(ValueLayout.JAVA_LONG);
             ctx.set(ValueLayout.JAVA_LONG, 0, 0L);
             long rc = (long) SETUP.invokeExact(state, SYS_IO_SETUP, (long) depth, ctx);
             if (rc < 0) {
-                throw new IOException("io_setup(" + depth + ") failed: errno " + (int) ERRNO_HANDLE.get(state, 0L)
+                throw new IOException("io_setup(" + depth + ") failed: errno " + Libc.errno(state)
                         + " (see /proc/sys/fs/aio-max-nr)");
             }
             return ctx.get(ValueLayout.JAVA_LONG, 0);
@@ -133,36 +128,37 @@ final class LinuxAio {
     /** Destroys a context; the kernel first waits for the reads still in flight. */
     static void destroy(long ctx) {
         try (Arena arena = Arena.ofConfined()) {
-            long ignored = (long) DESTROY.invokeExact(arena.allocate(CALL_STATE), SYS_IO_DESTROY, ctx);
+            long ignored = (long) DESTROY.invokeExact(Libc.callState(arena), SYS_IO_DESTROY, ctx);
         } catch (Throwable t) {
             throw new IllegalStateException("io_destroy downcall failed", t);
         }
     }
 
-    /** Fills {@code iocb} as a read of {@code length} bytes at {@code position} into {@code target}, tagged {@code data}. */
-    static void prepareRead(MemorySegment iocb, long data, int fd, MemorySegment target, long length, long position) {
+    /** Fills {@code iocb} as a read of {@code length} bytes at {@code position} to {@code address}, tagged {@code data}. */
+    static void prepareRead(MemorySegment iocb, long data, int fd, long address, long length, long position) {
         iocb.fill((byte) 0);
         iocb.set(U64, 0, data);
         iocb.set(U16, 16, IOCB_CMD_PREAD);
         iocb.set(U32, 20, fd);
-        iocb.set(U64, 24, target.address());
+        iocb.set(U64, 24, address);
         iocb.set(U64, 32, length);
         iocb.set(U64, 40, position);
     }
 
     /**
-     * Queues the reads whose iocb addresses are the first {@code count} entries of
+     * Queues the reads whose iocb addresses are entries {@code [from, from + count)} of
      * {@code iocbPointers}; returns how many the kernel took (it may take fewer), or a negative
      * errno when it took none. Retries when interrupted by a signal.
      */
-    static long submit(long ctx, MemorySegment iocbPointers, int count, MemorySegment state) {
+    static long submit(long ctx, MemorySegment iocbPointers, int from, int count, MemorySegment state) {
+        long at = iocbPointers.address() + from * ValueLayout.ADDRESS.byteSize();
         try {
             while (true) {
-                long n = (long) SUBMIT.invokeExact(state, SYS_IO_SUBMIT, ctx, (long) count, iocbPointers);
+                long n = (long) SUBMIT.invokeExact(state, SYS_IO_SUBMIT, ctx, (long) count, MemorySegment.ofAddress(at));
                 if (n >= 0) {
                     return n;
                 }
-                int errno = (int) ERRNO_HANDLE.get(state, 0L);
+                int errno = Libc.errno(state);
                 if (errno != EINTR) {
                     return -errno;
                 }
@@ -183,7 +179,7 @@ final class LinuxAio {
                 if (n >= 0) {
                     return (int) n;
                 }
-                int errno = (int) ERRNO_HANDLE.get(state, 0L);
+                int errno = Libc.errno(state);
                 if (errno != EINTR) {
                     throw new IOException("io_getevents failed: errno " + errno);
                 }
@@ -193,11 +189,6 @@ final class LinuxAio {
         } catch (Throwable t) {
             throw new IllegalStateException("io_getevents downcall failed", t);
         }
-    }
-
-    /** A buffer for the errno each call captures; one per calling thread. */
-    static MemorySegment callState(Arena arena) {
-        return arena.allocate(CALL_STATE);
     }
 
     static long eventData(MemorySegment events, int i) {

@@ -3,12 +3,9 @@ package dev.croupier.nvme;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -102,23 +99,6 @@ class IoEngineTest {
                 }
                 assertTrue(s.stats().reads() > 0);
             }
-        }
-    }
-
-    @Test
-    void aioWithoutDirectIoIsRefusedNamingTheKnob() throws IOException {
-        Path shm = Path.of("/dev/shm");
-        assumeTrue(Files.isDirectory(shm) && Files.isWritable(shm) && RowFiles.isTmpfs(shm), "needs a tmpfs /dev/shm");
-        Path file = Files.createTempFile(shm, "croupier-nvme-", ".bin");
-        try {
-            RowFiles.write(file, 64, 1000);
-            var e = assertThrows(IllegalArgumentException.class, () -> sampler(file, 64, IoEngine.AIO).build());
-            assertTrue(e.getMessage().startsWith("ioEngine = AIO needs O_DIRECT"), e.getMessage());
-            try (RowSampler s = sampler(file, 64, IoEngine.AUTO).build()) {
-                assertEquals(IoEngine.THREADS, s.ioEngine(), "AUTO falls back to threads with buffered reads");
-            }
-        } finally {
-            Files.deleteIfExists(file);
         }
     }
 }

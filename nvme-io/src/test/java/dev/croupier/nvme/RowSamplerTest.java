@@ -168,7 +168,7 @@ class RowSamplerTest {
     }
 
     @Test
-    void tmpfsFallsBackToBufferedReads() throws IOException {
+    void tmpfsFallsBackToBufferedReadsAndThreads() throws IOException {
         Path shm = Path.of("/dev/shm");
         assumeTrue(Files.isDirectory(shm) && Files.isWritable(shm) && RowFiles.isTmpfs(shm), "needs a tmpfs /dev/shm");
         Path file = Files.createTempFile(shm, "croupier-nvme-", ".bin");
@@ -199,8 +199,11 @@ class RowSamplerTest {
             } finally {
                 log.removeHandler(handler);
             }
+            var e = assertThrows(IllegalArgumentException.class, () -> sampler(file, 100).ioEngine(IoEngine.AIO).build());
+            assertTrue(e.getMessage().startsWith("ioEngine = AIO needs O_DIRECT"), e.getMessage());
             try (RowSampler s = sampler(file, 100).withReplacement(false).build()) {
                 assertFalse(s.directIo());
+                assertEquals(IoEngine.THREADS, s.ioEngine(), "AUTO falls back to threads with buffered reads");
                 boolean[] seen = new boolean[5_000];
                 for (int n = 0; n < 5_000; n += 250) {
                     RowBatch batch = s.readBatch(250);

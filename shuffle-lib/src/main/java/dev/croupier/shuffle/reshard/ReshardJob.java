@@ -219,32 +219,21 @@ public final class ReshardJob {
     }
 
     /**
-     * The extracted input shards that survived, by input index, with the node each was
-     * extracted on (asked for; a node death may have moved it, which costs a fetch, not a result).
+     * One extracted input shard: its frame, and the node it was extracted on (asked for; a node
+     * death may have moved it, which costs a fetch, not a result).
      */
-    private record Extraction(List<Integer> shardIds, List<Integer> nodes, List<ObjectRef<MemorySegment>> frames,
-                              List<ObjectRef<byte[]>> metas, long records, long bytes, List<Path> skipped,
-                              Map<Integer, Integer> positions) {
-        Extraction(List<Integer> shardIds, List<Integer> nodes, List<ObjectRef<MemorySegment>> frames,
-                   List<ObjectRef<byte[]>> metas, long records, long bytes, List<Path> skipped) {
-            // Creation and gathering ask once per (output shard, input shard): no list scans.
-            this(shardIds, nodes, frames, metas, records, bytes, skipped, positionsOf(shardIds));
-        }
+    private record Extracted(int node, ObjectRef<MemorySegment> frame) {
+    }
 
-        private static Map<Integer, Integer> positionsOf(List<Integer> shardIds) {
-            Map<Integer, Integer> positions = new HashMap<>();
-            for (int i = 0; i < shardIds.size(); i++) {
-                positions.put(shardIds.get(i), i);
-            }
-            return positions;
-        }
-
+    /** The extracted input shards that survived, by input index, and their metadata blocks. */
+    private record Extraction(Map<Integer, Extracted> shards, List<ObjectRef<byte[]>> metas, long records, long bytes,
+                              List<Path> skipped) {
         int nodeOf(int shard) {
-            return nodes.get(positions.get(shard));
+            return shards.get(shard).node();
         }
 
         ObjectRef<MemorySegment> frameOf(int shard) {
-            return frames.get(positions.get(shard));
+            return shards.get(shard).frame();
         }
     }
 
@@ -269,9 +258,7 @@ public final class ReshardJob {
             throttle.submitted(r.get(2));
             r.get(2).whenDone().thenRun(() -> progress.update("extraction", done.incrementAndGet(), inputs.size()));
         }
-        List<Integer> ids = new ArrayList<>();
-        List<Integer> extractedOn = new ArrayList<>();
-        List<ObjectRef<MemorySegment>> frames = new ArrayList<>();
+        Map<Integer, Extracted> extracted = new HashMap<>();
         List<ObjectRef<byte[]>> metas = new ArrayList<>();
         List<Path> skipped = new ArrayList<>();
         long records = 0;
@@ -296,15 +283,14 @@ public final class ReshardJob {
             records += Long.parseLong(counts[0]);
             bytes += Long.parseLong(counts[1]);
             warnings.addAll(List.of(lines).subList(1, lines.length));
-            ids.add(i);
-            extractedOn.add(alive.get(i % nodes));
-            frames.add((ObjectRef<MemorySegment>) (ObjectRef<?>) refs.get(i).get(0));
+            ObjectRef<MemorySegment> frame = (ObjectRef<MemorySegment>) (ObjectRef<?>) refs.get(i).get(0);
+            extracted.put(i, new Extracted(alive.get(i % nodes), frame));
             metas.add((ObjectRef<byte[]>) (ObjectRef<?>) refs.get(i).get(1));
         }
         if (failure != null) {
             throw failure;
         }
-        return new Extraction(ids, extractedOn, frames, metas, records, bytes, skipped);
+        return new Extraction(extracted, metas, records, bytes, skipped);
     }
 
     private ShuffleResult<byte[]> sort(Cluster cluster, Extraction ex, int partitions, long seed,
@@ -603,7 +589,6 @@ public final class ReshardJob {
      *
      * @return the cut frames by input shard, for the shards that have any
      */
-    @SuppressWarnings("unchecked")
     private Map<Integer, Gather> gather(Cluster cluster, List<Output> order, int[] home, List<PlanSummary> plans,
                                         List<ObjectRef<byte[]>> sortedRefs, Extraction ex, KeyMap keyMap,
                                         long packTarget, boolean byCount, List<ObjectRef<?>> gathered) {
