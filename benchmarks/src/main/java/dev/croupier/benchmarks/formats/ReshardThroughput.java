@@ -26,17 +26,18 @@ import dev.croupier.shuffle.reshard.ReshardJob;
  * Benchmark program for issue 6: resharding throughput of small-file tar shards (records of
  * about 100 KiB in 3 files) against the sequential read-plus-write bound measured in the same
  * run (every input byte read once and written once to one file, fsynced, as the job must at
- * least do; the best of three before each rep). Both run on a warm page cache, so the bound is memory and file-system bound, not
- * the disk's; the job also pays for tar parsing, the shuffle and one file per output shard.
+ * least do; the best of three before each rep). Both run on a warm page cache, so the bound is
+ * memory and file-system bound, not the disk's; the job also pays for tar parsing, the shuffle
+ * and one file per output shard.
  *
  * <p>Usage: {@code java -Xmx4g <flags> -cp benchmarks/target/benchmarks.jar
  * dev.croupier.benchmarks.formats.ReshardThroughput [totalMiB=1024] [inputShardMiB=16]
- * [outputShardMiB=64] [reps=3] [workDir=java.io.tmpdir] [nodes=0]}. With {@code nodes} 0 the job
+ * [outputShardMiB=64] [reps=3] [workDir=java.io.tmpdir] [nodes=0] [stats]}. With {@code nodes} 0 the job
  * is {@link LocalReshard}; with N &gt; 0 it is the distributed {@link ReshardJob} on an embedded
  * cluster of N nodes with 1 GiB of store memory each, started once before the clock starts and
  * used by every rep, as an application keeps its cluster. Prints one line per measurement, then the
  * medians of all reps and of the warm ones (all but rep 0, which also pays the JIT and the first
- * touch of the stores' pages).
+ * touch of the stores' pages). With {@code stats}, the cluster's task and node table follows.
  */
 public final class ReshardThroughput {
     private ReshardThroughput() {
@@ -49,6 +50,7 @@ public final class ReshardThroughput {
         int reps = args.length > 3 ? Integer.parseInt(args[3]) : 3;
         Path parent = Path.of(args.length > 4 ? args[4] : System.getProperty("java.io.tmpdir"));
         int nodes = args.length > 5 ? Integer.parseInt(args[5]) : 0;
+        boolean stats = args.length > 6 && args[6].equals("stats");
         Path dir = Files.createTempDirectory(parent, "croupier-reshard-bench-");
         Path memory = null;
         try {
@@ -75,6 +77,10 @@ public final class ReshardThroughput {
                     job[r] = reshard(dir, inputs, outMiB, r, cluster);
                     System.out.printf("rep %d: sequential read+write %.0f MB/s, reshard (shuffle) %.0f MB/s, ratio %.2f%n",
                             r, bound[r], job[r], job[r] / bound[r]);
+                }
+                if (stats && cluster != null) {
+                    // Over all reps: per task name count, wall and CPU means; per node totals.
+                    System.out.println(cluster.stats());
                 }
             }
             System.out.printf("median: %s%n", median(bound, job, 0));
