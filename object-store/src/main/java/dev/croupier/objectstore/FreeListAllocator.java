@@ -14,7 +14,10 @@ import java.util.TreeSet;
  * address-ordered coalescing is the policy Wilson et al. ("Dynamic Storage Allocation: A Survey")
  * found to fragment least on real traces; size classes would waste up to half of a block on the
  * 1 KiB..64 MiB objects a shuffle produces, and the capacity here is a hard limit. Every block
- * is a multiple of {@link #ALIGNMENT} so object bytes start on a cache line.
+ * is a multiple of {@link #ALIGNMENT} so object bytes start on a cache line. Blocks of at least
+ * {@link #PAGE_ALIGNED_MIN} bytes start on a page and are whole pages, because the spill writer
+ * and restores move them with {@code O_DIRECT}, which needs page-aligned memory (and a page-sized
+ * tail costs a large object under 6%).
  *
  * <p>Thread-safety: not thread-safe; the store calls it under its lock. It is called once per
  * object, never per record.
@@ -23,6 +26,13 @@ final class FreeListAllocator {
 
     /** Granularity and alignment of every block, one cache line. */
     static final long ALIGNMENT = 64;
+
+    /** Blocks of at least this size start at a multiple of {@link #PAGE} and are whole pages. */
+    static final long PAGE_ALIGNED_MIN = 64 << 10;
+    /** The page size direct I/O aligns to (4 KiB: the largest logical block of common disks). */
+    static final long PAGE = 4096;
+    /** Size candidates examined for a page-aligned start before taking a block that surely has one. */
+    private static final int ALIGNED_FIT_PROBES = 16;
 
     private record Block(long offset, long size) { }
 
@@ -53,7 +63,8 @@ final class FreeListAllocator {
      * @return the aligned block size
      */
     static long blockSize(long size) {
-        return (size + ALIGNMENT - 1) & -ALIGNMENT;
+        long unit = size >= PAGE_ALIGNED_MIN ? PAGE : ALIGNMENT;
+        return (size + unit - 1) & -unit;
     }
 
     /**
@@ -64,16 +75,47 @@ final class FreeListAllocator {
      */
     long allocate(long size) {
         long need = blockSize(size);
-        Block fit = freeBySize.ceiling(new Block(-1, need));
-        if (fit == null) {
+        if (size < PAGE_ALIGNED_MIN) {
+            Block fit = freeBySize.ceiling(new Block(-1, need));
+            if (fit == null) {
+                return -1;
+            }
+            take(fit, fit.offset, need);
+            return fit.offset;
+        }
+        // Best fit among the smallest blocks that hold a page-aligned start; a block of
+        // need + PAGE - ALIGNMENT bytes always does, so the search is bounded.
+        int probes = 0;
+        for (Block b : freeBySize.tailSet(new Block(-1, need))) {
+            long start = (b.offset + PAGE - 1) & -PAGE;
+            if (start + need <= b.offset + b.size) {
+                take(b, start, need);
+                return start;
+            }
+            if (++probes == ALIGNED_FIT_PROBES) {
+                break;
+            }
+        }
+        Block roomy = freeBySize.ceiling(new Block(-1, need + PAGE - ALIGNMENT));
+        if (roomy == null) {
             return -1;
         }
-        removeFree(fit);
-        if (fit.size > need) {
-            addFree(fit.offset + need, fit.size - need);
+        long start = (roomy.offset + PAGE - 1) & -PAGE;
+        take(roomy, start, need);
+        return start;
+    }
+
+    /** Allocates {@code [start, start + need)} out of free block {@code b}; the rest stays free. */
+    private void take(Block b, long start, long need) {
+        removeFree(b);
+        if (start > b.offset) {
+            addFree(b.offset, start - b.offset);
+        }
+        long end = start + need;
+        if (b.offset + b.size > end) {
+            addFree(end, b.offset + b.size - end);
         }
         used += need;
-        return fit.offset;
     }
 
     /**

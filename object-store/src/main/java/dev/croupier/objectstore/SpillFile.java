@@ -1,5 +1,6 @@
 package dev.croupier.objectstore;
 
+import com.sun.nio.file.ExtendedOpenOption;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -14,8 +15,14 @@ import java.nio.file.StandardOpenOption;
  * <p>Design note: many objects share a file so that spilling issues few, large, sequential
  * writes (the Exoshuffle paper's "fusing"); a file is closed for appends once it reaches the
  * store's {@code spillFileBytes}, and deleted as soon as it is closed for appends and its last
- * object is dead (freed or restored-and-deleted). Reads use positional I/O on the same channel,
- * so they need no lock against the appender.
+ * object is dead (freed or restored-and-deleted). Reads use positional I/O on channels of their
+ * own, so they need no lock against the appender.
+ *
+ * <p>Where the file system allows it, the file is written and read with {@code O_DIRECT}: on a
+ * virtual machine, a page-cache write of spilled bytes costs a full CPU copy into freshly
+ * allocated (host-faulted) pages plus writeback, where a direct write is a DMA from the store's
+ * memory (see docs/benchmarks.md). Elsewhere (tmpfs, or an LZ4 store, whose frames are not
+ * page-sized) it uses the page cache; the layout is the same.
  *
  * <p>Thread-safety: {@link #end()} and the appending methods are used by the spill writer
  * only; the counters are guarded by the store's lock; positional reads are safe from any thread.
@@ -26,6 +33,8 @@ final class SpillFile {
     final Path path;
     /** The spill thread's channel, for appends; readers open their own ({@link #openForReading}). */
     final FileChannel channel;
+    /** Whether {@link #channel} and readers bypass the page cache ({@code O_DIRECT}). */
+    final boolean direct;
 
     /** Bytes of complete frames (the append position); written by the spill writer. */
     private volatile long end;
@@ -40,33 +49,48 @@ final class SpillFile {
     /** Deleted from disk; guarded by the store's lock. */
     boolean deleted;
 
-    private SpillFile(int number, Path path, FileChannel channel, long end) {
+    private SpillFile(int number, Path path, FileChannel channel, boolean direct, long end) {
         this.number = number;
         this.path = path;
         this.channel = channel;
+        this.direct = direct;
         this.end = end;
     }
 
     /**
-     * Creates a spill file holding just its header.
+     * Creates a spill file holding just its header, padded to a page.
      *
      * @param dir the store's spill directory
      * @param number the file's sequence number
+     * @param tryDirect whether to open it {@code O_DIRECT} where the file system allows
      * @return the file
      * @throws IOException if the header cannot be written (the file is removed again)
      */
-    static SpillFile create(Path dir, int number) throws IOException {
+    static SpillFile create(Path dir, int number, boolean tryDirect) throws IOException {
         Path path = dir.resolve(String.format("spill-%06d.dat", number));
-        FileChannel channel = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
-                StandardOpenOption.WRITE);
+        FileChannel channel = null;
+        if (tryDirect) {
+            try {
+                channel = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+                        StandardOpenOption.WRITE, ExtendedOpenOption.DIRECT);
+            } catch (IOException | UnsupportedOperationException e) {
+                // no O_DIRECT here (tmpfs refuses it after creating the file): use the page cache
+                Files.deleteIfExists(path);
+            }
+        }
+        boolean direct = channel != null;
+        if (!direct) {
+            channel = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+                    StandardOpenOption.WRITE);
+        }
         try {
-            ByteBuffer header = ByteBuffer.allocate(SpillFrame.FILE_HEADER_BYTES);
+            ByteBuffer header = SpillFrame.pages(1);
             SpillFrame.writeFileHeader(header, number, System.currentTimeMillis());
-            header.flip();
+            header.clear();
             while (header.hasRemaining()) {
                 channel.write(header, header.position());
             }
-            return new SpillFile(number, path, channel, SpillFrame.FILE_HEADER_BYTES);
+            return new SpillFile(number, path, channel, direct, SpillFrame.PAGE);
         } catch (IOException e) {
             channel.close();
             Files.deleteIfExists(path);
@@ -105,6 +129,11 @@ final class SpillFile {
      */
     FileChannel openForReading() throws IOException {
         return FileChannel.open(path, StandardOpenOption.READ);
+    }
+
+    /** Like {@link #openForReading}, bypassing the page cache; only where {@link #direct}. */
+    FileChannel openForDirectReading() throws IOException {
+        return FileChannel.open(path, StandardOpenOption.READ, ExtendedOpenOption.DIRECT);
     }
 
     /** Reads exactly {@code buffer.remaining()} bytes at {@code position} through {@code reader}. */

@@ -5,25 +5,30 @@ import java.nio.ByteOrder;
 
 /**
  * Byte layout of a fused spill file: a file header, then one frame per spilled object, each a
- * frame header followed by the object's stored payload, padded to {@link #ALIGNMENT}.
+ * frame header followed by the object's stored payload, padded to {@link #ALIGNMENT}. The file
+ * is written in whole {@link #PAGE pages} (so it can be written with {@code O_DIRECT}): a raw
+ * frame whose payload is at least {@link FreeListAllocator#PAGE_ALIGNED_MIN} bytes starts
+ * {@code FRAME_HEADER_BYTES} before a page boundary, so its payload is page-aligned and moves
+ * between the store's (page-aligned) block and the disk without a copy; zero padding fills the
+ * gap before such a frame and the end of every write.
  *
  * <pre>
- * file header (64 bytes, at offset 0)
+ * file header (64 bytes at offset 0, written as a whole page: the first frame is at PAGE)
  *  0         4        6        8          12                20                        64
  *  +---------+--------+--------+----------+-----------------+-------------------------+
- *  | "CRSF"  | ver=1  | hdr=64 | file no. | created (ms)    | reserved, zero          |
+ *  | "CRSF"  | ver=2  | hdr=64 | file no. | created (ms)    | reserved, zero          |
  *  +---------+--------+--------+----------+-----------------+-------------------------+
  *   magic u32, version u16, header length u16, file number u32, creation time u64
  *
- * frame (at a multiple of 64)
- *  0         4        6     7      8                24           32              40          48
+ * frame (at a multiple of 64; a page-aligned frame at PAGE - 64 modulo PAGE)
+ *  0         4        6     7      8                24           32              40          64
  *  +---------+--------+-----+------+----------------+------------+---------------+-----------+
- *  | "CROB"  | ver=1  |codec| rsvd | object id (16) | raw length | stored length | reserved  |
+ *  | "CROB"  | ver=2  |codec| rsvd | object id (16) | raw length | stored length | reserved  |
  *  +---------+--------+-----+------+----------------+------------+---------------+-----------+
  *  | payload: stored length bytes | zero padding to a multiple of 64                        |
  *  +------------------------------+---------------------------------------------------------+
  *   magic u32, version u16, codec u8, reserved u8, id high u64, id low u64, raw length u64,
- *   stored length u64, reserved u64
+ *   stored length u64, reserved 24 bytes
  *
  * LZ4 payload (codec 1): chunks, each
  *  +-------------------+-------------------+----------------------+
@@ -42,13 +47,15 @@ import java.nio.ByteOrder;
 final class SpillFrame {
 
     /** Format version written in the file header and every frame. */
-    static final short VERSION = 1;
+    static final short VERSION = 2;
     /** File header size. */
     static final int FILE_HEADER_BYTES = 64;
     /** Frame header size; the payload follows at once. */
-    static final int FRAME_HEADER_BYTES = 48;
+    static final int FRAME_HEADER_BYTES = 64;
     /** Frames start at multiples of this. */
     static final int ALIGNMENT = 64;
+    /** Unit of every write and alignment of large payloads: what {@code O_DIRECT} needs. */
+    static final int PAGE = (int) FreeListAllocator.PAGE;
     /** Raw bytes per LZ4 chunk. */
     static final int LZ4_CHUNK_BYTES = 1 << 20;
     /** Size of an LZ4 chunk header. */
@@ -64,6 +71,25 @@ final class SpillFrame {
     static long frameBytes(long storedLength) {
         long end = FRAME_HEADER_BYTES + storedLength;
         return (end + ALIGNMENT - 1) & -ALIGNMENT;
+    }
+
+    /**
+     * Whether a raw payload of {@code rawLength} bytes gets a page-aligned frame: the store
+     * gives such objects page-aligned memory, so the payload moves by {@code O_DIRECT}.
+     */
+    static boolean pageAligned(long rawLength) {
+        return rawLength >= FreeListAllocator.PAGE_ALIGNED_MIN;
+    }
+
+    /** Where a page-aligned frame starts, the first such place at or after {@code position}. */
+    static long pageAlignedFrameAt(long position) {
+        long payload = (position + FRAME_HEADER_BYTES + PAGE - 1) & -PAGE;
+        return payload - FRAME_HEADER_BYTES;
+    }
+
+    /** A zeroed, page-aligned direct buffer of {@code count} pages, as {@code O_DIRECT} I/O needs. */
+    static ByteBuffer pages(int count) {
+        return ByteBuffer.allocateDirect((count + 1) * PAGE).alignedSlice(PAGE).slice(0, count * PAGE);
     }
 
     static byte codecOf(Compression compression) {
@@ -89,19 +115,19 @@ final class SpillFrame {
         }
     }
 
-    /** Writes a frame header into {@code out} (position advanced by 48). */
+    /** Writes a frame header into {@code out} (position advanced by {@code FRAME_HEADER_BYTES}). */
     static void writeFrameHeader(ByteBuffer out, ObjectId id, Compression compression, long rawLength,
                                  long storedLength) {
         out.order(ByteOrder.LITTLE_ENDIAN)
                 .putInt(FRAME_MAGIC).putShort(VERSION).put(codecOf(compression)).put((byte) 0)
                 .putLong(id.high()).putLong(id.low())
-                .putLong(rawLength).putLong(storedLength).putLong(0);
+                .putLong(rawLength).putLong(storedLength).putLong(0).putLong(0).putLong(0);
     }
 
     /**
      * Checks a frame header read back from a spill file against what the store expects there.
      *
-     * @param header 48 bytes read at {@code frameOffset}
+     * @param header {@code FRAME_HEADER_BYTES} read at {@code frameOffset}
      * @param file the file, for the message
      * @param frameOffset the frame's offset, for the message
      * @param expected the object the store put there

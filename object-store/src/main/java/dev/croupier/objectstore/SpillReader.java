@@ -14,10 +14,14 @@ import java.util.List;
  * to another node without a detour through memory).
  *
  * <p>Design note: raw payloads are read with one positional read into the destination memory
- * (no staging) or sent with {@code FileChannel.transferTo}, which lets the kernel move the bytes
- * (sendfile) when the target is a socket or file. The frame header is read and checked first so
- * a wrong offset or a damaged file is reported with its file and offset instead of returning
- * wrong bytes. LZ4 payloads go chunk by chunk through {@link SpillCodec}'s staging buffers.
+ * (no staging), or sent with {@code FileChannel.transferTo}, which lets the kernel move the
+ * bytes (sendfile) when the target is a socket or file. A page-aligned payload of an
+ * {@code O_DIRECT} file (see {@link SpillFrame}) is read bypassing the page cache with one
+ * scattering read: the page holding the frame header and the payload's partial last page into
+ * per-thread scratch pages, its whole pages straight into the destination. The frame header is
+ * checked (before the payload is read, or right after a direct read) so a wrong offset or a
+ * damaged file is reported with its file and offset instead of returning wrong bytes. LZ4
+ * payloads go chunk by chunk through {@link SpillCodec}'s staging buffers.
  *
  * <p>Thread-safety: stateless; safe from any thread while the record's file is kept alive (the
  * caller holds a pin on the object). Every read opens its own channel
@@ -40,6 +44,10 @@ final class SpillReader {
      */
     static void readInto(ObjectId id, SpillRecord record, MemorySegment destination) throws IOException {
         long size = destination.byteSize();
+        if (readsDirect(record, destination)) {
+            readDirect(id, record, destination);
+            return;
+        }
         try (FileChannel reader = record.file().openForReading()) {
             checkHeader(reader, id, record, size);
             if (record.compression() == Compression.NONE) {
@@ -74,6 +82,15 @@ final class SpillReader {
      */
     static void readRun(List<ObjectId> ids, List<SpillRecord> records, List<MemorySegment> destinations)
             throws IOException {
+        for (int i = 0; i < records.size(); i++) {
+            if (readsDirect(records.get(i), destinations.get(i))) {
+                // a run with a large payload: one direct read per frame beats one buffered read
+                for (int j = 0; j < records.size(); j++) {
+                    readInto(ids.get(j), records.get(j), destinations.get(j));
+                }
+                return;
+            }
+        }
         SpillFile file = records.getFirst().file();
         long first = records.getFirst().frameOffset();
         ByteBuffer headers = ByteBuffer.allocateDirect(records.size() * SpillFrame.FRAME_HEADER_BYTES);
@@ -123,6 +140,54 @@ final class SpillReader {
                 throw new IOException(e.getMessage(), e);
             }
         }
+    }
+
+    /** Whether {@code record} can be read into {@code destination} bypassing the page cache. */
+    private static boolean readsDirect(SpillRecord record, MemorySegment destination) {
+        return record.file().direct && record.compression() == Compression.NONE
+                && record.payloadOffset() % SpillFrame.PAGE == 0 && destination.address() % SpillFrame.PAGE == 0;
+    }
+
+    /** Two scratch pages per thread: the frame header's page and a payload's partial last page. */
+    private static final ThreadLocal<ByteBuffer> SCRATCH = ThreadLocal.withInitial(() -> SpillFrame.pages(2));
+
+    private static void readDirect(ObjectId id, SpillRecord record, MemorySegment destination) throws IOException {
+        long size = destination.byteSize();
+        long body = size & -SpillFrame.PAGE;
+        ByteBuffer scratch = SCRATCH.get();
+        List<ByteBuffer> buffers = new ArrayList<>(3);
+        buffers.add(scratch.slice(0, SpillFrame.PAGE));
+        for (long o = 0; o < body; o += MAX_BUFFER) {
+            buffers.add(destination.asSlice(o, Math.min(MAX_BUFFER, body - o)).asByteBuffer());
+        }
+        if (body < size) {
+            buffers.add(scratch.slice(SpillFrame.PAGE, SpillFrame.PAGE));
+        }
+        ByteBuffer[] array = buffers.toArray(ByteBuffer[]::new);
+        long first = record.payloadOffset() - SpillFrame.PAGE;
+        long end = record.payloadOffset() + ((size + SpillFrame.PAGE - 1) & -SpillFrame.PAGE);
+        try (FileChannel channel = record.file().openForDirectReading()) {
+            channel.position(first);
+            long remaining = end - first;
+            int from = 0;
+            while (remaining > 0) {
+                long n = channel.read(array, from, array.length - from);
+                if (n <= 0) {
+                    throw new IOException("spill file " + record.file() + " ends before offset " + end);
+                }
+                remaining -= n;
+                while (from < array.length && !array[from].hasRemaining()) {
+                    from++;
+                }
+            }
+        }
+        try {
+            SpillFrame.checkFrameHeader(scratch.slice(SpillFrame.PAGE - SpillFrame.FRAME_HEADER_BYTES,
+                    SpillFrame.FRAME_HEADER_BYTES), record.file().toString(), record.frameOffset(), id, size);
+        } catch (ObjectStoreException e) {
+            throw new IOException(e.getMessage(), e);
+        }
+        MemorySegment.copy(MemorySegment.ofBuffer(scratch), SpillFrame.PAGE, destination, body, size - body);
     }
 
     /**

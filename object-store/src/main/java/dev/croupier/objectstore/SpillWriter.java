@@ -13,13 +13,16 @@ import java.util.List;
  * Appends objects to fused spill files with few, large writes.
  *
  * <p>Design note: a batch of objects (chosen least recently used first by the store) is laid
- * out as consecutive {@link SpillFrame frames} and written with one gathering write per file
- * (frame headers from one direct buffer, payloads straight from the store's mapped memory, no
- * copy), so 100 KiB objects cost about as much disk time as 1 MiB ones: this is the Exoshuffle
- * paper's fusing of small spilled objects into large files. A file is rolled once it holds
- * {@code fileBytes}. With LZ4 each object is compressed chunk by chunk through staging buffers
- * and written with positional writes. A failed write (disk full) truncates the file back to its
- * last complete frame and reports which objects made it; the rest stay in memory.
+ * out as consecutive {@link SpillFrame frames} and written with one gathering write per file,
+ * so 100 KiB objects cost about as much disk time as 1 MiB ones: this is the Exoshuffle paper's
+ * fusing of small spilled objects into large files. Every write is whole pages, so the file can
+ * be {@code O_DIRECT}: the whole pages of a large (page-aligned) payload go straight from the
+ * store's memory, and everything between them (file and frame headers, small objects, the
+ * partial last page of a large payload, zero padding) is assembled in one page-aligned staging
+ * buffer. A file is rolled once it holds {@code fileBytes}. With LZ4 each object is compressed
+ * chunk by chunk through staging buffers and written with positional writes (through the page
+ * cache). A failed write (disk full) truncates the file back to its last complete frame and
+ * reports which objects made it; the rest stay in memory.
  *
  * <p>Thread-safety: not thread-safe; used only by the store's spill thread.
  */
@@ -28,6 +31,8 @@ final class SpillWriter {
     /** Largest single ByteBuffer over a payload (ByteBuffers are int-indexed). */
     private static final int MAX_BUFFER = 1 << 30;
     private static final ByteBuffer PADDING = ByteBuffer.allocateDirect(SpillFrame.ALIGNMENT);
+    /** Staged bytes per gathering write; any one frame's staged part is far smaller. */
+    private static final int STAGING_BYTES = 1 << 20;
 
     /**
      * One object to write.
@@ -56,7 +61,8 @@ final class SpillWriter {
     private final Compression compression;
     private int nextFileNumber = 1;
     private SpillFile current;
-    private ByteBuffer headers = ByteBuffer.allocateDirect(64 * SpillFrame.FRAME_HEADER_BYTES);
+    private final ByteBuffer staging = SpillFrame.pages(STAGING_BYTES / SpillFrame.PAGE);
+    private final MemorySegment stagingBytes = MemorySegment.ofBuffer(staging);
 
     SpillWriter(Path dir, long fileBytes, Compression compression) {
         this.dir = dir;
@@ -87,7 +93,7 @@ final class SpillWriter {
                         closed.add(current);
                     }
                     current = null;
-                    current = SpillFile.create(dir, nextFileNumber++);
+                    current = SpillFile.create(dir, nextFileNumber++, compression == Compression.NONE);
                     created.add(current);
                 }
                 next = compression == Compression.NONE
@@ -107,38 +113,55 @@ final class SpillWriter {
         }
     }
 
-    /** Writes items from {@code from} while they fit the current file; returns the next index. */
+    /**
+     * Writes items from {@code from} while they fit the current file and the staging buffer;
+     * returns the next index. The write starts at the file's end, a page boundary, and ends on one.
+     */
     private int writeRawGroup(List<Item> items, int from, List<SpillRecord> records) throws IOException {
         long start = current.end();
         long position = start;
+        int stagedFrom = 0;
+        staging.clear().order(ByteOrder.LITTLE_ENDIAN);
+        List<ByteBuffer> gather = new ArrayList<>();
+        List<SpillRecord> written = new ArrayList<>();
         int to = from;
         while (to < items.size() && (to == from || position < fileBytes)) {
-            position += SpillFrame.frameBytes(items.get(to).bytes().byteSize());
+            MemorySegment bytes = items.get(to).bytes();
+            long size = bytes.byteSize();
+            boolean aligned = SpillFrame.pageAligned(size) && bytes.address() % SpillFrame.PAGE == 0;
+            long frame = aligned ? SpillFrame.pageAlignedFrameAt(position) : position;
+            long staged = frame - position + (aligned ? SpillFrame.FRAME_HEADER_BYTES + SpillFrame.PAGE
+                    : SpillFrame.frameBytes(size));
+            if (staging.remaining() < staged + SpillFrame.PAGE) {
+                break; // leaves room for the final padding
+            }
+            zeros((int) (frame - position));
+            SpillFrame.writeFrameHeader(staging, items.get(to).id(), Compression.NONE, size, size);
+            long payload = 0;
+            if (aligned) {
+                // the staged bytes end on the page where the payload starts: send them, then the
+                // payload's whole pages straight from the store
+                gather.add(staging.slice(stagedFrom, staging.position() - stagedFrom));
+                stagedFrom = staging.position();
+                payload = size & -SpillFrame.PAGE;
+                for (long o = 0; o < payload; o += MAX_BUFFER) {
+                    gather.add(bytes.asSlice(o, Math.min(MAX_BUFFER, payload - o)).asByteBuffer());
+                }
+            }
+            MemorySegment.copy(bytes, payload, stagingBytes, staging.position(), size - payload);
+            staging.position((int) (staging.position() + size - payload));
+            // the staging head stands at file offset frame + header + size; pad to the frame's end
+            position = frame + SpillFrame.frameBytes(size);
+            zeros((int) (position - frame - SpillFrame.FRAME_HEADER_BYTES - size));
+            written.add(new SpillRecord(current, frame, size, Compression.NONE));
             to++;
         }
-        int count = to - from;
-        if (headers.capacity() < count * SpillFrame.FRAME_HEADER_BYTES) {
-            headers = ByteBuffer.allocateDirect(Integer.highestOneBit(count * SpillFrame.FRAME_HEADER_BYTES) * 2);
-        }
-        headers.clear().order(ByteOrder.LITTLE_ENDIAN);
-        List<ByteBuffer> gather = new ArrayList<>(count * 3);
-        for (int i = from; i < to; i++) {
-            Item item = items.get(i);
-            long size = item.bytes().byteSize();
-            int headerAt = headers.position();
-            SpillFrame.writeFrameHeader(headers, item.id(), Compression.NONE, size, size);
-            gather.add(headers.duplicate().position(headerAt).limit(headerAt + SpillFrame.FRAME_HEADER_BYTES));
-            for (long o = 0; o < size; o += MAX_BUFFER) {
-                gather.add(item.bytes().asSlice(o, Math.min(MAX_BUFFER, size - o)).asByteBuffer());
-            }
-            int pad = (int) (SpillFrame.frameBytes(size) - SpillFrame.FRAME_HEADER_BYTES - size);
-            if (pad > 0) {
-                gather.add(PADDING.duplicate().limit(pad));
-            }
-        }
+        long end = (position + SpillFrame.PAGE - 1) & -SpillFrame.PAGE;
+        zeros((int) (end - position));
+        gather.add(staging.slice(stagedFrom, staging.position() - stagedFrom));
         ByteBuffer[] buffers = gather.toArray(ByteBuffer[]::new);
         current.channel.position(start);
-        long remaining = position - start;
+        long remaining = end - start;
         int first = 0;
         while (remaining > 0) {
             long n = current.channel.write(buffers, first, buffers.length - first);
@@ -147,14 +170,15 @@ final class SpillWriter {
                 first++;
             }
         }
-        current.advance(position);
-        long frame = start;
-        for (int i = from; i < to; i++) {
-            long size = items.get(i).bytes().byteSize();
-            records.add(new SpillRecord(current, frame, size, Compression.NONE));
-            frame += SpillFrame.frameBytes(size);
-        }
+        current.advance(end);
+        records.addAll(written);
         return to;
+    }
+
+    /** Stages {@code count} zero bytes. */
+    private void zeros(int count) {
+        stagingBytes.asSlice(staging.position(), count).fill((byte) 0);
+        staging.position(staging.position() + count);
     }
 
     /** Writes one object LZ4-compressed at the end of the current file. */

@@ -1,0 +1,95 @@
+package dev.croupier.objectstore;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import com.sun.nio.file.ExtendedOpenOption;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.constraints.Size;
+
+/**
+ * The spill file layout under {@code O_DIRECT}: any mix of small and page-aligned objects is
+ * written in whole pages and reads back exactly, into page-aligned memory (the direct path) and
+ * into unaligned memory (the buffered path), singly and as runs.
+ */
+class SpillFrameProperties {
+
+    @Property(tries = 40)
+    void framesOfAnySizeReadBackExactly(
+            @ForAll @Size(min = 1, max = 12) List<@IntRange(min = 0, max = 300_000) Integer> sizes,
+            @ForAll @IntRange(min = 64, max = 2 << 20) int fileBytes) throws IOException {
+        Path dir = Files.createTempDirectory("croupier-spill-frames-");
+        try (Arena arena = Arena.ofShared()) {
+            SpillWriter writer = new SpillWriter(dir, fileBytes, Compression.NONE);
+            List<SpillWriter.Item> items = new ArrayList<>();
+            for (int i = 0; i < sizes.size(); i++) {
+                // page-aligned as the store allocates objects of at least PAGE_ALIGNED_MIN
+                MemorySegment bytes = arena.allocate(Math.max(1, sizes.get(i)), FreeListAllocator.PAGE)
+                        .asSlice(0, sizes.get(i));
+                TestStores.fill(bytes, i);
+                items.add(new SpillWriter.Item(TestStores.freshId(), bytes));
+            }
+            SpillWriter.Result result = writer.write(items);
+            assertNull(result.failure());
+            assertEquals(items.size(), result.records().size());
+            boolean directHere = directWorksIn(dir);
+            for (SpillFile file : result.newFiles()) {
+                assertEquals(directHere, file.direct, file + " O_DIRECT");
+                assertEquals(0, file.end() % SpillFrame.PAGE, file + " ends inside a page");
+                assertEquals(file.end(), Files.size(file.path));
+            }
+            List<ObjectId> ids = new ArrayList<>();
+            List<MemorySegment> aligned = new ArrayList<>();
+            for (int i = 0; i < items.size(); i++) {
+                SpillWriter.Item item = items.get(i);
+                SpillRecord record = result.records().get(i);
+                long size = item.bytes().byteSize();
+                if (SpillFrame.pageAligned(size)) {
+                    assertEquals(0, record.payloadOffset() % SpillFrame.PAGE, "payload of object " + i);
+                }
+                MemorySegment page = arena.allocate(Math.max(1, size), FreeListAllocator.PAGE).asSlice(0, size);
+                SpillReader.readInto(item.id(), record, page);
+                assertEquals(-1, TestStores.firstMismatch(page, i), "aligned read of object " + i);
+                MemorySegment odd = arena.allocate(size + 64, 64).asSlice(64, size);
+                SpillReader.readInto(item.id(), record, odd);
+                assertEquals(-1, TestStores.firstMismatch(odd, i), "unaligned read of object " + i);
+                ids.add(item.id());
+                aligned.add(arena.allocate(Math.max(1, size), FreeListAllocator.PAGE).asSlice(0, size));
+            }
+            SpillReader.readRun(ids.subList(0, 1), result.records().subList(0, 1), aligned.subList(0, 1));
+            assertEquals(-1, TestStores.firstMismatch(aligned.getFirst(), 0), "run of object 0");
+            for (SpillFile file : result.newFiles()) {
+                file.delete();
+            }
+        } finally {
+            Files.deleteIfExists(dir);
+        }
+    }
+
+    private static boolean directWorksIn(Path dir) {
+        Path probe = dir.resolve("direct-probe");
+        try (FileChannel ignored = FileChannel.open(probe, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+                ExtendedOpenOption.DIRECT)) {
+            return true;
+        } catch (IOException | UnsupportedOperationException e) {
+            return false;
+        } finally {
+            try {
+                Files.deleteIfExists(probe);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+    }
+}
