@@ -129,12 +129,32 @@ public final class RecordKernels {
      * new block. A user order cannot be radix-sorted: the record ordinals are merge-sorted with it.
      */
     public static MemorySegment sort(RecordLayout layout, List<MemorySegment> blocks, KeyComparator order) {
+        long bytes = 0;
+        for (MemorySegment b : blocks) {
+            bytes += layout.records(b.byteSize()) * layout.recordBytes();
+        }
+        MemorySegment out = TaskOutput.allocate(bytes);
+        sortInto(layout, blocks, order, out);
+        return out;
+    }
+
+    /**
+     * Like {@link #sort(RecordLayout, List, KeyComparator)}, into {@code out}, which the caller
+     * allocated with exactly the records' bytes (for example at an address that suits the
+     * file it is written to next).
+     */
+    public static void sortInto(RecordLayout layout, List<MemorySegment> blocks, KeyComparator order,
+                                MemorySegment out) {
         int size = layout.recordBytes();
         int keyBytes = layout.keyBytes();
         MemorySegment[] in = blocks.toArray(MemorySegment[]::new);
         long[] starts = new long[in.length + 1];
         for (int b = 0; b < in.length; b++) {
             starts[b + 1] = starts[b] + layout.records(in[b].byteSize());
+        }
+        if (out.byteSize() != starts[in.length] * size) {
+            throw new IllegalArgumentException("sort output of " + out.byteSize() + " bytes for "
+                    + starts[in.length] + " records of " + size + " bytes");
         }
         int n = Math.toIntExact(starts[in.length]);
         // One long per record: the key's leading bits above, the record's ordinal below, so the
@@ -167,12 +187,11 @@ public final class RecordKernels {
                 return KeyOrder.compare(in[bx], (x - starts[bx]) * size, in[by], (y - starts[by]) * size, keyBytes);
             });
         }
-        MemorySegment out = TaskOutput.allocate(starts[in.length] * size);
         if (in.length == 1) {
             for (i = 0; i < n; i++) {
                 MemorySegment.copy(in[0], (sorted[i] & ordinalMask) * size, out, (long) i * size, size);
             }
-            return out;
+            return;
         }
         // The gather visits records in random order: a table of each record's block beats a
         // binary search over the block starts per record.
@@ -185,7 +204,6 @@ public final class RecordKernels {
             int b = blockOfRecord[ordinal];
             MemorySegment.copy(in[b], (ordinal - starts[b]) * size, out, (long) i * size, size);
         }
-        return out;
     }
 
     /** The block holding record {@code ordinal}, given each block's first ordinal. */

@@ -9,17 +9,12 @@ import dev.croupier.shuffle.ShuffleResult;
 import dev.croupier.shuffle.Strategy;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
-import java.util.Set;
 import java.util.function.Consumer;
 
 /**
@@ -39,7 +34,8 @@ import java.util.function.Consumer;
  * {@link #runIntoParts} have every reducer write its range straight to disk instead, from the
  * node that sorted it, so an out-of-core sort never stores, spills or fetches its output: for
  * one file, reducer {@code r} writes at its range's position (the bytes of all lower ranges,
- * which the map tasks report), all reducers in parallel.
+ * which the map tasks report), all reducers in parallel. A reducer sorts into memory placed so
+ * that the range's whole pages go to the file with {@code O_DIRECT} ({@link FileRangeWriter}).
  *
  * Immutable; {@link #run} may be called more than once.
  */
@@ -94,7 +90,7 @@ public final class SortJob {
         String path = file.toString(); // a Path is not serializable; tasks carry its string
         return run(cluster, (ShuffleJob.Builder<MemorySegment, MemorySegment, Long> shuffle) ->
                 shuffle.positionedReducer(MemorySegment::byteSize, (int p, long position, List<MemorySegment> blocks) ->
-                        write(RecordKernels.sort(layout, blocks, order), path, position, false)));
+                        sortAndWrite(layout, blocks, order, path, position, false)));
     }
 
     /**
@@ -111,7 +107,7 @@ public final class SortJob {
         KeyComparator order = b.order;
         String folder = dir.toString();
         return run(cluster, (ShuffleJob.Builder<MemorySegment, MemorySegment, Long> shuffle) ->
-                shuffle.reducer((int p, List<MemorySegment> blocks) -> write(RecordKernels.sort(layout, blocks, order),
+                shuffle.reducer((int p, List<MemorySegment> blocks) -> sortAndWrite(layout, blocks, order,
                         Path.of(folder, String.format(Locale.ROOT, nameFormat, p)).toString(), 0, true)));
     }
 
@@ -154,33 +150,20 @@ public final class SortJob {
     }
 
     /**
-     * Writes {@code records} into file {@code path} at {@code position}: an existing file is
-     * written in place; with {@code create}, the file is created or truncated first and forced
-     * to disk after. Writes in slices so a range over 2 GiB needs no single buffer.
+     * Sorts {@code blocks} into memory laid out for the file ({@link FileRangeWriter#allocate})
+     * and writes them into file {@code path} at {@code position}; with {@code create}, the file
+     * is created or truncated first and forced to disk after.
      */
-    private static long write(MemorySegment records, String path, long position, boolean create) throws IOException {
-        Set<StandardOpenOption> options = create
-                ? EnumSet.of(StandardOpenOption.WRITE, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING)
-                : EnumSet.of(StandardOpenOption.WRITE);
-        long size = records.byteSize();
-        try (FileChannel ch = FileChannel.open(Path.of(path), options)) {
-            for (long done = 0; done < size; ) {
-                ByteBuffer slice = records.asSlice(done, Math.min(size - done, WRITE_SLICE_BYTES)).asByteBuffer();
-                while (slice.hasRemaining()) {
-                    done += ch.write(slice, position + done);
-                }
-            }
-            if (create) {
-                ch.force(false);
-            }
-        } catch (IOException e) {
-            throw new IOException("cannot write " + size + " sorted bytes to " + path + " at byte offset " + position
-                    + ": " + e.getMessage(), e);
+    private static long sortAndWrite(RecordLayout layout, List<MemorySegment> blocks, KeyComparator order, String path,
+                                     long position, boolean create) throws IOException {
+        long bytes = 0;
+        for (MemorySegment b : blocks) {
+            bytes += layout.records(b.byteSize()) * layout.recordBytes();
         }
-        return size;
+        MemorySegment records = FileRangeWriter.allocate(bytes, position);
+        RecordKernels.sortInto(layout, blocks, order, records);
+        return FileRangeWriter.write(records, path, position, create);
     }
-
-    private static final long WRITE_SLICE_BYTES = 1L << 30;
 
     /** Settings of a sort, checked by {@link #build()}. Not thread-safe. */
     public static final class Builder {
