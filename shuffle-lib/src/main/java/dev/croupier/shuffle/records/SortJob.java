@@ -35,7 +35,7 @@ import java.util.function.Consumer;
  * node that sorted it, so an out-of-core sort never stores, spills or fetches its output: for
  * one file, reducer {@code r} writes at its range's position (the bytes of all lower ranges,
  * which the map tasks report), all reducers in parallel. A reducer sorts into memory placed so
- * that the range's whole pages go to the file with {@code O_DIRECT} ({@link FileRangeWriter}).
+ * that the range's whole pages go to the file with {@code O_DIRECT} ({@link DirectRangeIo}).
  *
  * Immutable; {@link #run} may be called more than once.
  */
@@ -150,7 +150,7 @@ public final class SortJob {
     }
 
     /**
-     * Sorts {@code blocks} into memory laid out for the file ({@link FileRangeWriter#allocate})
+     * Sorts {@code blocks} into memory laid out for the file ({@link DirectRangeIo#allocate})
      * and writes them into file {@code path} at {@code position}; with {@code create}, the file
      * is created or truncated first and forced to disk after.
      */
@@ -160,9 +160,9 @@ public final class SortJob {
         for (MemorySegment b : blocks) {
             bytes += layout.records(b.byteSize()) * layout.recordBytes();
         }
-        MemorySegment records = FileRangeWriter.allocate(bytes, position);
+        MemorySegment records = DirectRangeIo.allocate(bytes, position);
         RecordKernels.sortInto(layout, blocks, order, records);
-        return FileRangeWriter.write(records, path, position, create);
+        return DirectRangeIo.write(records, path, position, create);
     }
 
     /** Settings of a sort, checked by {@link #build()}. Not thread-safe. */

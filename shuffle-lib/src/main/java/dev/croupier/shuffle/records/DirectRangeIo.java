@@ -10,19 +10,20 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
 /**
- * Writes a range of bytes into a file at a given position, its whole pages with
- * {@code O_DIRECT}.
+ * Reads and writes ranges of record files with {@code O_DIRECT}, bypassing the page cache.
  *
- * <p>Design note: on the virtual machines this project is measured on, a page-cache write costs
- * a CPU copy into freshly faulted pages plus writeback, about one core-second per 0.5 GB
- * (docs/benchmarks.md), where a direct write is a DMA from the caller's memory. A direct write
+ * <p>Design note: on the virtual machines this project is measured on, page-cache I/O costs the
+ * CPU a copy into or out of freshly faulted pages (plus writeback for writes), about one
+ * core-second per 0.5 GB (docs/benchmarks.md), and a mapped cold file costs the same in page
+ * faults; a direct read or write is a DMA to or from the caller's memory. A read takes the
+ * range's whole pages into task memory and returns the range as a slice of them. A direct write
  * needs a page-aligned file offset, length and memory address, and a range rarely starts on a
  * page (a sorted range starts after all lower ranges' bytes). So the caller takes its buffer
  * from {@link #allocate}, which places it at the same offset within a page as the range has in
  * the file; then every whole page of the range is aligned in memory and in the file and goes
  * direct, and only the partial first and last pages (which neighbouring ranges share) go
  * through the page cache. On file systems without {@code O_DIRECT}, or for heap memory, all of
- * it goes through the page cache.
+ * it goes through the page cache; a read then returns null and the caller maps the file.
  *
  * <pre>
  *  file:   ... | head (buffered) | page | page | ... | page | tail (buffered) | ...
@@ -31,14 +32,14 @@ import java.nio.file.StandardOpenOption;
  *
  * <p>Thread-safety: stateless; concurrent calls may write disjoint ranges of one file.
  */
-final class FileRangeWriter {
+final class DirectRangeIo {
 
-    /** Page size direct writes align to. */
+    /** Page size direct I/O aligns to. */
     static final int PAGE = 4096;
     /** Largest single write (ByteBuffers are int-indexed); a multiple of the page. */
     private static final int SLICE_BYTES = 1 << 30;
 
-    private FileRangeWriter() {}
+    private DirectRangeIo() {}
 
     /**
      * Memory for {@code bytes} bytes that will be written at file offset {@code position}:
@@ -68,7 +69,7 @@ final class FileRangeWriter {
                 ? new StandardOpenOption[] {StandardOpenOption.WRITE, StandardOpenOption.CREATE,
                         StandardOpenOption.TRUNCATE_EXISTING}
                 : new StandardOpenOption[] {StandardOpenOption.WRITE})) {
-            FileChannel direct = aligned && body > 0 ? openDirect(path) : null;
+            FileChannel direct = aligned && body > 0 ? openDirect(path, StandardOpenOption.WRITE) : null;
             if (direct == null) {
                 head = size;
                 body = 0;
@@ -94,10 +95,40 @@ final class FileRangeWriter {
         return size;
     }
 
-    /** A direct channel for writing, or null where the file system refuses {@code O_DIRECT}. */
-    private static FileChannel openDirect(String path) {
+    /**
+     * Bytes {@code [position, position + length)} of file {@code path}, read with
+     * {@code O_DIRECT} into task memory (freed when the task ends); null where the file system
+     * refuses {@code O_DIRECT}.
+     *
+     * @throws IOException naming the file and offset where it ended early
+     */
+    static MemorySegment read(String path, long position, long length) throws IOException {
+        long first = position & -PAGE;
+        long end = position + length;
+        long span = ((end + PAGE - 1) & -PAGE) - first;
+        try (FileChannel direct = openDirect(path, StandardOpenOption.READ)) {
+            if (direct == null) {
+                return null;
+            }
+            MemorySegment pages = allocate(span, first);
+            long done = 0;
+            while (first + done < end) {
+                int n = direct.read(pages.asSlice(done, Math.min(span - done, SLICE_BYTES)).asByteBuffer(), first + done);
+                done += Math.max(0, n);
+                // a direct read returns whole pages except at the end of the file
+                if (n <= 0 || (first + done < end && done % PAGE != 0)) {
+                    throw new IOException(path + " ended at byte offset " + (first + done) + " while reading bytes "
+                            + position + ".." + end);
+                }
+            }
+            return pages.asSlice(position - first, length);
+        }
+    }
+
+    /** A direct channel, or null where the file system refuses {@code O_DIRECT}. */
+    private static FileChannel openDirect(String path, StandardOpenOption mode) {
         try {
-            return FileChannel.open(Path.of(path), StandardOpenOption.WRITE, ExtendedOpenOption.DIRECT);
+            return FileChannel.open(Path.of(path), mode, ExtendedOpenOption.DIRECT);
         } catch (IOException | UnsupportedOperationException e) {
             return null;
         }

@@ -2,12 +2,16 @@ package dev.croupier.shuffle.records;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Random;
@@ -17,10 +21,11 @@ import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
 
 /**
- * Ranges written in place, in any order, through memory from {@link FileRangeWriter#allocate}
- * (whole pages direct) or from the heap (all buffered), make up exactly the file's bytes.
+ * Ranges written in place, in any order, through memory from {@link DirectRangeIo#allocate}
+ * (whole pages direct) or from the heap (all buffered), make up exactly the file's bytes; any
+ * range reads back exactly, and a range past the end is an error naming the file.
  */
-class FileRangeWriterProperties {
+class DirectRangeIoProperties {
 
     @Property(tries = 30)
     void rangesWrittenInAnyOrderMakeUpTheFile(@ForAll @IntRange(min = 0, max = 200_000) int fileBytes,
@@ -47,11 +52,37 @@ class FileRangeWriterProperties {
                 int size = range[1] - range[0];
                 MemorySegment records = random.nextInt(4) == 0
                         ? MemorySegment.ofArray(new byte[size])
-                        : FileRangeWriter.allocate(size, range[0]);
+                        : DirectRangeIo.allocate(size, range[0]);
                 MemorySegment.copy(MemorySegment.ofArray(expected), range[0], records, 0, size);
-                assertEquals(size, FileRangeWriter.write(records, file.toString(), range[0], false));
+                assertEquals(size, DirectRangeIo.write(records, file.toString(), range[0], false));
             }
             assertArrayEquals(expected, Files.readAllBytes(file));
+        } finally {
+            Files.deleteIfExists(file);
+        }
+    }
+
+    @Property(tries = 30)
+    void anyRangeReadsBackExactly(@ForAll @IntRange(min = 1, max = 100_000) int fileBytes,
+                                  @ForAll @IntRange(min = 0, max = 100_000) int from,
+                                  @ForAll @IntRange(min = 0, max = 100_000) int length,
+                                  @ForAll long seed) throws IOException {
+        byte[] bytes = new byte[fileBytes];
+        new Random(seed).nextBytes(bytes);
+        Path file = Files.createTempFile("croupier-read-", ".bin");
+        try {
+            Files.write(file, bytes);
+            int start = from % fileBytes;
+            int size = Math.min(length, fileBytes - start);
+            MemorySegment range = DirectRangeIo.read(file.toString(), start, size);
+            if (range == null) {
+                return; // no O_DIRECT on this file system: the caller maps instead
+            }
+            assertArrayEquals(Arrays.copyOfRange(bytes, start, start + size), range.toArray(ValueLayout.JAVA_BYTE));
+            IOException past = assertThrows(IOException.class,
+                    () -> DirectRangeIo.read(file.toString(), start, fileBytes - start + 1));
+            assertTrue(past.getMessage().contains(file.toString()) && past.getMessage().contains("ended at byte offset"),
+                    past.getMessage());
         } finally {
             Files.deleteIfExists(file);
         }
@@ -65,9 +96,9 @@ class FileRangeWriterProperties {
         Path file = Files.createTempFile("croupier-part-", ".bin");
         try {
             Files.write(file, new byte[size + 5000]);
-            MemorySegment records = FileRangeWriter.allocate(size, 0);
+            MemorySegment records = DirectRangeIo.allocate(size, 0);
             MemorySegment.copy(MemorySegment.ofArray(expected), 0, records, 0, size);
-            FileRangeWriter.write(records, file.toString(), 0, true);
+            DirectRangeIo.write(records, file.toString(), 0, true);
             assertArrayEquals(expected, Files.readAllBytes(file));
         } finally {
             Files.deleteIfExists(file);
