@@ -206,11 +206,13 @@ public final class SortCommands {
         r.put("partitions", outcome.partitions());
         r.put("throughput_mb_per_s", outcome.bytes() / 1e6 / outcome.seconds());
         if (bound != null) {
-            double boundSeconds = bound.sortSeconds(outcome.bytes(), outcome.spilledBytes(), outcome.restoredBytes());
+            boolean outOfCore = outcome.bytes() > settings.nodes() * settings.storeMemory();
+            double boundSeconds = bound.sortSeconds(outcome.bytes(), outOfCore);
             r.put("disk_write_mb_per_s", bound.writeBytesPerSecond() / 1e6);
             r.put("disk_read_mb_per_s", bound.readBytesPerSecond() / 1e6);
             r.put("bound_seconds", boundSeconds);
-            r.put("bound", "read input + write output + write spilled + read restored, at the disk's bandwidth");
+            r.put("bound", outOfCore ? "out of core: read twice and write twice the data, at the disk's bandwidth"
+                    : "read and write the data once, at the disk's bandwidth");
             r.put("ratio_to_bound", outcome.seconds() / boundSeconds);
         }
         if (extra != null) {

@@ -126,7 +126,7 @@ final class DirectRangeIo {
     }
 
     /** A direct channel, or null where the file system refuses {@code O_DIRECT}. */
-    private static FileChannel openDirect(String path, StandardOpenOption mode) {
+    static FileChannel openDirect(String path, StandardOpenOption mode) {
         try {
             return FileChannel.open(Path.of(path), mode, ExtendedOpenOption.DIRECT);
         } catch (IOException | UnsupportedOperationException e) {

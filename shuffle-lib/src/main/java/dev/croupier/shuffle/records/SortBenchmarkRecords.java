@@ -3,6 +3,7 @@ package dev.croupier.shuffle.records;
 import dev.croupier.futures.CroupierException;
 import dev.croupier.futures.ErrorCode;
 import java.io.IOException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
@@ -38,8 +39,15 @@ public final class SortBenchmarkRecords {
 
     public static final RecordLayout LAYOUT = RecordLayout.SORT_BENCHMARK;
     private static final int RECORD = 100;
-    /** Records per I/O chunk when writing and checking files: 100,000 records, 10 MB. */
-    private static final int CHUNK_RECORDS = 100_000;
+    /**
+     * Records per I/O chunk when writing and checking files: 102,400 records, 10,240,000 bytes,
+     * a whole number of 4 KiB pages, so chunks can be written and read with {@code O_DIRECT}.
+     */
+    private static final int CHUNK_RECORDS = 102_400;
+    private static final int CHUNK_BYTES = CHUNK_RECORDS * RECORD;
+    /** Each writer thread's chunk, page-aligned. */
+    private static final ThreadLocal<MemorySegment> CHUNK = ThreadLocal.withInitial(
+            () -> Arena.ofAuto().allocate(CHUNK_BYTES, DirectRangeIo.PAGE));
 
     private SortBenchmarkRecords() {}
 
@@ -77,7 +85,8 @@ public final class SortBenchmarkRecords {
 
     /**
      * Writes {@code records} records of {@code seed} to {@code file} with {@code threads} writers;
-     * the file appears under its name only when complete (temp name, then rename).
+     * the file appears under its name only when complete (temp name, then rename). Whole chunks
+     * are written with {@code O_DIRECT} where the file system allows it (see {@link DirectRangeIo}).
      */
     public static void writeFile(Path file, long records, long seed, int threads) throws IOException {
         Path dir = file.toAbsolutePath().getParent();
@@ -85,18 +94,21 @@ public final class SortBenchmarkRecords {
         Path temp = Files.createTempFile(dir, "." + file.getFileName(), ".tmp");
         boolean done = false;
         ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, threads));
-        try (FileChannel out = FileChannel.open(temp, StandardOpenOption.WRITE)) {
+        try (FileChannel out = FileChannel.open(temp, StandardOpenOption.WRITE);
+             FileChannel direct = DirectRangeIo.openDirect(temp.toString(), StandardOpenOption.WRITE)) {
             List<Future<?>> parts = new ArrayList<>();
             for (long first = 0; first < records; first += CHUNK_RECORDS) {
                 long start = first;
                 int n = (int) Math.min(CHUNK_RECORDS, records - first);
                 parts.add(pool.submit(() -> {
-                    byte[] buffer = new byte[n * RECORD];
-                    generate(seed, start, MemorySegment.ofArray(buffer));
-                    ByteBuffer bb = ByteBuffer.wrap(buffer);
+                    MemorySegment chunk = CHUNK.get().asSlice(0, (long) n * RECORD);
+                    generate(seed, start, chunk);
+                    // a whole chunk is whole pages at a page-aligned offset; the last one may not be
+                    FileChannel channel = direct != null && n == CHUNK_RECORDS ? direct : out;
+                    ByteBuffer bb = chunk.asByteBuffer();
                     long position = start * RECORD;
                     while (bb.hasRemaining()) {
-                        position += out.write(bb, position);
+                        position += channel.write(bb, position);
                     }
                     return null;
                 }));
@@ -146,47 +158,55 @@ public final class SortBenchmarkRecords {
         }
     }
 
-    /** Reads {@code file} once, in 10 MB chunks: order, duplicate keys, record count and checksum. */
+    /**
+     * Reads {@code file} once, in 10 MB chunks ({@code O_DIRECT} where the file system allows it):
+     * order, duplicate keys, record count and checksum.
+     */
     public static Validation validate(Path file) throws IOException {
         long size = Files.size(file);
         if (size % RECORD != 0) {
             throw new CroupierException(ErrorCode.BAD_INPUT, file + ": " + size + " bytes is not a whole number of "
                     + RECORD + "-byte records (the last one starts at byte offset " + (size / RECORD * RECORD) + ")");
         }
-        byte[] buffer = new byte[CHUNK_RECORDS * RECORD];
-        byte[] previous = new byte[LAYOUT.keyBytes()];
-        boolean first = true;
+        int keyBytes = LAYOUT.keyBytes();
         long duplicates = 0;
         long disorder = -1;
         long index = 0;
         CRC32 crc = new CRC32();
         Checksum.Accumulator sum = new Checksum.Accumulator();
-        try (FileChannel in = FileChannel.open(file, StandardOpenOption.READ)) {
-            ByteBuffer bb = ByteBuffer.wrap(buffer);
-            while (true) {
+        FileChannel direct = DirectRangeIo.openDirect(file.toString(), StandardOpenOption.READ);
+        try (Arena arena = Arena.ofConfined();
+             FileChannel in = direct != null ? direct : FileChannel.open(file, StandardOpenOption.READ)) {
+            MemorySegment chunk = arena.allocate(CHUNK_BYTES, DirectRangeIo.PAGE);
+            MemorySegment previous = arena.allocate(keyBytes);
+            ByteBuffer bb = chunk.asByteBuffer();
+            ByteBuffer record = chunk.asByteBuffer();
+            long position = 0;
+            while (position < size) {
                 bb.clear();
-                while (bb.hasRemaining() && in.read(bb) > 0) {
-                    // fill the whole chunk unless the file ends
+                while (bb.hasRemaining() && position < size) {
+                    int n = in.read(bb, position);
+                    if (n < 0) {
+                        throw new IOException(file + " ended at byte offset " + position + " of " + size);
+                    }
+                    position += n;
                 }
                 int bytes = bb.position();
-                if (bytes == 0) {
-                    break;
-                }
                 for (int off = 0; off < bytes; off += RECORD, index++) {
-                    if (!first) {
-                        int c = java.util.Arrays.compareUnsigned(previous, 0, previous.length, buffer, off, off + previous.length);
+                    if (index > 0) {
+                        int c = off == 0 ? KeyOrder.compare(previous, 0, chunk, 0, keyBytes)
+                                : KeyOrder.compare(chunk, off - RECORD, chunk, off, keyBytes);
                         if (c == 0) {
                             duplicates++;
                         } else if (c > 0 && disorder < 0) {
                             disorder = index;
                         }
                     }
-                    System.arraycopy(buffer, off, previous, 0, previous.length);
-                    first = false;
                     crc.reset();
-                    crc.update(buffer, off, RECORD);
+                    crc.update(record.limit(off + RECORD).position(off));
                     sum.addCrc(crc.getValue());
                 }
+                MemorySegment.copy(chunk, bytes - RECORD, previous, 0, keyBytes);
             }
         }
         return new Validation(index, duplicates, disorder, sum.value());
