@@ -16,18 +16,20 @@ import java.nio.file.StandardOpenOption;
  * CPU a copy into or out of freshly faulted pages (plus writeback for writes), about one
  * core-second per 0.5 GB (docs/benchmarks.md), and a mapped cold file costs the same in page
  * faults; a direct read or write is a DMA to or from the caller's memory. A read takes the
- * range's whole pages into task memory and returns the range as a slice of them. A direct write
+ * range's whole pages into task memory and returns the range as a slice of them. A write takes
+ * its bytes chunk by chunk from a {@link RangeSource} into one reused chunk buffer of task
+ * memory (so a 64 MiB sorted range needs 4 MiB, not 64 MiB, of store memory). A direct write
  * needs a page-aligned file offset, length and memory address, and a range rarely starts on a
- * page (a sorted range starts after all lower ranges' bytes). So the caller takes its buffer
- * from {@link #allocate}, which places it at the same offset within a page as the range has in
- * the file; then every whole page of the range is aligned in memory and in the file and goes
- * direct, and only the partial first and last pages (which neighbouring ranges share) go
- * through the page cache. On file systems without {@code O_DIRECT}, or for heap memory, all of
- * it goes through the page cache; a read then returns null and the caller maps the file.
+ * page (a sorted range starts after all lower ranges' bytes). So every chunk but the first
+ * starts at a file offset that is a multiple of both the page and the record size, and each
+ * chunk is placed in the buffer at its offset within a page; then every whole page goes direct,
+ * and only the partial first and last pages of the range (which neighbouring ranges share) go
+ * through the page cache. On file systems without {@code O_DIRECT} all of it goes through the
+ * page cache, and a read returns null so that the caller maps the file.
  *
  * <pre>
- *  file:   ... | head (buffered) | page | page | ... | page | tail (buffered) | ...
- *              ^ position        ^ aligned: written direct  ^
+ *  file:  ... | head (buffered) | page | page | ... | page | tail (buffered) | ...
+ *             ^ position        ^ chunks, each at a multiple of lcm(page, record size)
  * </pre>
  *
  * <p>Thread-safety: stateless; concurrent calls may write disjoint ranges of one file.
@@ -41,58 +43,79 @@ final class DirectRangeIo {
 
     private DirectRangeIo() {}
 
-    /**
-     * Memory for {@code bytes} bytes that will be written at file offset {@code position}:
-     * inside a task, task output memory (freed when the task ends) whose address has the
-     * position's offset within a page.
-     */
-    static MemorySegment allocate(long bytes, long position) {
-        MemorySegment block = TaskOutput.allocate(bytes + PAGE);
-        long shift = Math.floorMod(position - block.address(), PAGE);
-        return block.asSlice(shift, bytes);
+    /** Fills a chunk of a range being written. */
+    @FunctionalInterface
+    interface RangeSource {
+        /** Writes the range's bytes from {@code offset} (from the range's start) into all of {@code chunk}. */
+        void fill(long offset, MemorySegment chunk) throws IOException;
     }
 
+    /** Target chunk size of {@link #write}. */
+    static final long CHUNK_BYTES = 4L << 20;
+
     /**
-     * Writes {@code records} into file {@code path} at {@code position}: an existing file is
-     * written in place; with {@code create}, the file is created or truncated first and forced
-     * to disk after.
+     * Writes {@code bytes} bytes from {@code source} into file {@code path} at {@code position}
+     * (inside a task, through task memory freed when the task ends): an existing file is written
+     * in place; with {@code create}, the file is created or truncated first and forced to disk
+     * after. Chunks start at multiples of {@code recordBytes}, so a source of records fills whole
+     * records.
      *
      * @return the bytes written
      * @throws IOException naming the file, size and offset
      */
-    static long write(MemorySegment records, String path, long position, boolean create) throws IOException {
-        long size = records.byteSize();
-        long head = Math.min(size, Math.floorMod(-position, PAGE));
-        long body = (size - head) & -PAGE;
-        boolean aligned = records.isNative() && Math.floorMod(records.address() - position, PAGE) == 0;
+    static long write(String path, long position, long bytes, int recordBytes, boolean create, RangeSource source)
+            throws IOException {
+        return write(path, position, bytes, recordBytes, create, source, CHUNK_BYTES);
+    }
+
+    /** {@link #write} with chunks of about {@code chunkBytes}, for tests. */
+    static long write(String path, long position, long bytes, int recordBytes, boolean create, RangeSource source,
+                      long chunkBytes) throws IOException {
+        long grain = (long) PAGE / gcd(PAGE, recordBytes) * recordBytes;
+        long chunk = Math.max(grain, chunkBytes / grain * grain);
+        MemorySegment buffer = TaskOutput.allocate(Math.min(bytes, chunk) + PAGE);
         try (FileChannel buffered = FileChannel.open(Path.of(path), create
                 ? new StandardOpenOption[] {StandardOpenOption.WRITE, StandardOpenOption.CREATE,
                         StandardOpenOption.TRUNCATE_EXISTING}
-                : new StandardOpenOption[] {StandardOpenOption.WRITE})) {
-            FileChannel direct = aligned && body > 0 ? openDirect(path, StandardOpenOption.WRITE) : null;
-            if (direct == null) {
-                head = size;
-                body = 0;
-            }
-            try {
-                writeFully(buffered, records.asSlice(0, head), position);
-                if (direct != null) {
-                    writeFully(direct, records.asSlice(head, body), position + head);
-                }
-                writeFully(buffered, records.asSlice(head + body), position + head + body);
-            } finally {
-                if (direct != null) {
-                    direct.close();
-                }
+                : new StandardOpenOption[] {StandardOpenOption.WRITE});
+             FileChannel direct = openDirect(path, StandardOpenOption.WRITE)) {
+            for (long done = 0; done < bytes; ) {
+                long at = position + done;
+                long end = Math.min(position + bytes, Math.floorDiv(at, grain) * grain + chunk);
+                MemorySegment piece = buffer.asSlice(Math.floorMod(at - buffer.address(), PAGE), end - at);
+                source.fill(done, piece);
+                writePiece(buffered, direct, piece, at);
+                done = end - position;
             }
             if (create) {
                 buffered.force(false);
             }
         } catch (IOException e) {
-            throw new IOException("cannot write " + size + " bytes to " + path + " at byte offset " + position + ": "
+            throw new IOException("cannot write " + bytes + " bytes to " + path + " at byte offset " + position + ": "
                     + e.getMessage(), e);
         }
-        return size;
+        return bytes;
+    }
+
+    /** Writes {@code piece} at {@code at}: its whole pages through {@code direct} (if any), the rest buffered. */
+    private static void writePiece(FileChannel buffered, FileChannel direct, MemorySegment piece, long at)
+            throws IOException {
+        long size = piece.byteSize();
+        long head = Math.min(size, Math.floorMod(-at, PAGE));
+        long body = (size - head) & -PAGE;
+        if (direct == null || !piece.isNative() || Math.floorMod(piece.address() - at, PAGE) != 0) {
+            head = size;
+            body = 0;
+        }
+        writeFully(buffered, piece.asSlice(0, head), at);
+        if (body > 0) {
+            writeFully(direct, piece.asSlice(head, body), at + head);
+        }
+        writeFully(buffered, piece.asSlice(head + body), at + head + body);
+    }
+
+    private static int gcd(int a, int b) {
+        return b == 0 ? a : gcd(b, a % b);
     }
 
     /**
@@ -110,7 +133,8 @@ final class DirectRangeIo {
             if (direct == null) {
                 return null;
             }
-            MemorySegment pages = allocate(span, first);
+            MemorySegment block = TaskOutput.allocate(span + PAGE);
+            MemorySegment pages = block.asSlice(Math.floorMod(-block.address(), PAGE), span);
             long done = 0;
             while (first + done < end) {
                 int n = direct.read(pages.asSlice(done, Math.min(span - done, SLICE_BYTES)).asByteBuffer(), first + done);

@@ -140,21 +140,30 @@ public final class RecordKernels {
 
     /**
      * Like {@link #sort(RecordLayout, List, KeyComparator)}, into {@code out}, which the caller
-     * allocated with exactly the records' bytes (for example at an address that suits the
-     * file it is written to next).
+     * allocated with exactly the records' bytes.
      */
     public static void sortInto(RecordLayout layout, List<MemorySegment> blocks, KeyComparator order,
                                 MemorySegment out) {
+        SortedOrder sorted = sortedOrder(layout, blocks, order);
+        if (out.byteSize() != sorted.records() * layout.recordBytes()) {
+            throw new IllegalArgumentException("sort output of " + out.byteSize() + " bytes for "
+                    + sorted.records() + " records of " + layout.recordBytes() + " bytes");
+        }
+        sorted.copy(0, sorted.records(), out);
+    }
+
+    /**
+     * The sorted order of the records of {@code blocks} by {@code order} (bytewise unsigned if
+     * null), without moving them: {@link SortedOrder#copy} then gathers any run of sorted
+     * positions, so a caller can write a large sort out in chunks.
+     */
+    static SortedOrder sortedOrder(RecordLayout layout, List<MemorySegment> blocks, KeyComparator order) {
         int size = layout.recordBytes();
         int keyBytes = layout.keyBytes();
         MemorySegment[] in = blocks.toArray(MemorySegment[]::new);
         long[] starts = new long[in.length + 1];
         for (int b = 0; b < in.length; b++) {
             starts[b + 1] = starts[b] + layout.records(in[b].byteSize());
-        }
-        if (out.byteSize() != starts[in.length] * size) {
-            throw new IllegalArgumentException("sort output of " + out.byteSize() + " bytes for "
-                    + starts[in.length] + " records of " + size + " bytes");
         }
         int n = Math.toIntExact(starts[in.length]);
         // One long per record: the key's leading bits above, the record's ordinal below, so the
@@ -187,22 +196,60 @@ public final class RecordKernels {
                 return KeyOrder.compare(in[bx], (x - starts[bx]) * size, in[by], (y - starts[by]) * size, keyBytes);
             });
         }
-        if (in.length == 1) {
-            for (i = 0; i < n; i++) {
-                MemorySegment.copy(in[0], (sorted[i] & ordinalMask) * size, out, (long) i * size, size);
-            }
-            return;
-        }
         // The gather visits records in random order: a table of each record's block beats a
         // binary search over the block starts per record.
-        int[] blockOfRecord = new int[n];
-        for (int b = 0; b < in.length; b++) {
-            java.util.Arrays.fill(blockOfRecord, (int) starts[b], (int) starts[b + 1], b);
+        int[] blockOfRecord = null;
+        if (in.length > 1) {
+            blockOfRecord = new int[n];
+            for (int b = 0; b < in.length; b++) {
+                java.util.Arrays.fill(blockOfRecord, (int) starts[b], (int) starts[b + 1], b);
+            }
         }
-        for (i = 0; i < n; i++) {
-            int ordinal = (int) (sorted[i] & ordinalMask);
-            int b = blockOfRecord[ordinal];
-            MemorySegment.copy(in[b], (ordinal - starts[b]) * size, out, (long) i * size, size);
+        return new SortedOrder(size, in, starts, sorted, ordinalMask, blockOfRecord);
+    }
+
+    /**
+     * Records in sorted order, still in their blocks: one word per sorted position naming its
+     * record's ordinal (low bits), and each ordinal's block. Not thread-safe; used by one task.
+     */
+    static final class SortedOrder {
+        private final int size;
+        private final MemorySegment[] in;
+        private final long[] starts;
+        private final long[] sorted;
+        private final long ordinalMask;
+        /** Null when there is a single block. */
+        private final int[] blockOfRecord;
+
+        private SortedOrder(int size, MemorySegment[] in, long[] starts, long[] sorted, long ordinalMask,
+                            int[] blockOfRecord) {
+            this.size = size;
+            this.in = in;
+            this.starts = starts;
+            this.sorted = sorted;
+            this.ordinalMask = ordinalMask;
+            this.blockOfRecord = blockOfRecord;
+        }
+
+        long records() {
+            return sorted.length;
+        }
+
+        /** Copies the records at sorted positions {@code [from, to)} to {@code out}, from its start. */
+        void copy(long from, long to, MemorySegment out) {
+            int lo = Math.toIntExact(from);
+            int hi = Math.toIntExact(to);
+            if (blockOfRecord == null) {
+                for (int i = lo; i < hi; i++) {
+                    MemorySegment.copy(in[0], (sorted[i] & ordinalMask) * size, out, (long) (i - lo) * size, size);
+                }
+                return;
+            }
+            for (int i = lo; i < hi; i++) {
+                int ordinal = (int) (sorted[i] & ordinalMask);
+                int b = blockOfRecord[ordinal];
+                MemorySegment.copy(in[b], (ordinal - starts[b]) * size, out, (long) (i - lo) * size, size);
+            }
         }
     }
 

@@ -34,8 +34,9 @@ import java.util.function.Consumer;
  * {@link #runIntoParts} have every reducer write its range straight to disk instead, from the
  * node that sorted it, so an out-of-core sort never stores, spills or fetches its output: for
  * one file, reducer {@code r} writes at its range's position (the bytes of all lower ranges,
- * which the map tasks report), all reducers in parallel. A reducer sorts into memory placed so
- * that the range's whole pages go to the file with {@code O_DIRECT} ({@link DirectRangeIo}).
+ * which the map tasks report), all reducers in parallel. A reducer sorts its records' order, then
+ * gathers them chunk by chunk into a buffer placed so that the range's whole pages go to the file
+ * with {@code O_DIRECT} ({@link DirectRangeIo}).
  *
  * Immutable; {@link #run} may be called more than once.
  */
@@ -150,19 +151,16 @@ public final class SortJob {
     }
 
     /**
-     * Sorts {@code blocks} into memory laid out for the file ({@link DirectRangeIo#allocate})
-     * and writes them into file {@code path} at {@code position}; with {@code create}, the file
-     * is created or truncated first and forced to disk after.
+     * Sorts {@code blocks} and writes them into file {@code path} at {@code position}, gathering
+     * the sorted records chunk by chunk into the writer's buffer ({@link DirectRangeIo#write});
+     * with {@code create}, the file is created or truncated first and forced to disk after.
      */
     private static long sortAndWrite(RecordLayout layout, List<MemorySegment> blocks, KeyComparator order, String path,
                                      long position, boolean create) throws IOException {
-        long bytes = 0;
-        for (MemorySegment b : blocks) {
-            bytes += layout.records(b.byteSize()) * layout.recordBytes();
-        }
-        MemorySegment records = DirectRangeIo.allocate(bytes, position);
-        RecordKernels.sortInto(layout, blocks, order, records);
-        return DirectRangeIo.write(records, path, position, create);
+        RecordKernels.SortedOrder sorted = RecordKernels.sortedOrder(layout, blocks, order);
+        int size = layout.recordBytes();
+        return DirectRangeIo.write(path, position, sorted.records() * size, size, create,
+                (offset, chunk) -> sorted.copy(offset / size, (offset + chunk.byteSize()) / size, chunk));
     }
 
     /** Settings of a sort, checked by {@link #build()}. Not thread-safe. */

@@ -16,32 +16,38 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Random;
 import java.util.TreeSet;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
 import net.jqwik.api.constraints.IntRange;
 
 /**
- * Ranges written in place, in any order, through memory from {@link DirectRangeIo#allocate}
- * (whole pages direct) or from the heap (all buffered), make up exactly the file's bytes; any
- * range reads back exactly, and a range past the end is an error naming the file.
+ * Ranges written in place, in any order and in chunks of any size (whole pages direct, the rest
+ * buffered), make up exactly the file's bytes, and chunks start on whole records; any range
+ * reads back exactly, and a range past the end is an error naming the file.
  */
 class DirectRangeIoProperties {
 
     @Property(tries = 30)
-    void rangesWrittenInAnyOrderMakeUpTheFile(@ForAll @IntRange(min = 0, max = 200_000) int fileBytes,
+    void rangesWrittenInAnyOrderMakeUpTheFile(@ForAll @IntRange(min = 0, max = 2000) int records,
                                                @ForAll @IntRange(min = 0, max = 12) int cuts,
+                                               @ForAll("recordSizes") int recordBytes,
+                                               @ForAll @IntRange(min = 1, max = 300_000) int chunkBytes,
                                                @ForAll long seed) throws IOException {
         Random random = new Random(seed);
+        int fileBytes = records * recordBytes;
         byte[] expected = new byte[fileBytes];
         random.nextBytes(expected);
-        TreeSet<Integer> points = new TreeSet<>(List.of(0, fileBytes));
+        TreeSet<Integer> points = new TreeSet<>(List.of(0, records));
         for (int i = 0; i < cuts; i++) {
-            points.add(random.nextInt(fileBytes + 1));
+            points.add(random.nextInt(records + 1));
         }
         List<int[]> ranges = new ArrayList<>();
         Integer from = points.first();
         for (Integer to : points.tailSet(from, false)) {
-            ranges.add(new int[] {from, to});
+            ranges.add(new int[] {from * recordBytes, to * recordBytes});
             from = to;
         }
         Collections.shuffle(ranges, random);
@@ -50,16 +56,23 @@ class DirectRangeIoProperties {
             Files.write(file, new byte[fileBytes]);
             for (int[] range : ranges) {
                 int size = range[1] - range[0];
-                MemorySegment records = random.nextInt(4) == 0
-                        ? MemorySegment.ofArray(new byte[size])
-                        : DirectRangeIo.allocate(size, range[0]);
-                MemorySegment.copy(MemorySegment.ofArray(expected), range[0], records, 0, size);
-                assertEquals(size, DirectRangeIo.write(records, file.toString(), range[0], false));
+                assertEquals(size, DirectRangeIo.write(file.toString(), range[0], size, recordBytes, false,
+                        (offset, chunk) -> {
+                            assertEquals(0, offset % recordBytes, "a chunk starts inside a record");
+                            assertEquals(0, chunk.byteSize() % recordBytes, "a chunk ends inside a record");
+                            MemorySegment.copy(MemorySegment.ofArray(expected), range[0] + offset, chunk, 0,
+                                    chunk.byteSize());
+                        }, chunkBytes));
             }
             assertArrayEquals(expected, Files.readAllBytes(file));
         } finally {
             Files.deleteIfExists(file);
         }
+    }
+
+    @Provide
+    Arbitrary<Integer> recordSizes() {
+        return Arbitraries.of(1, 7, 100, 4096, 5000);
     }
 
     @Property(tries = 30)
@@ -96,9 +109,8 @@ class DirectRangeIoProperties {
         Path file = Files.createTempFile("croupier-part-", ".bin");
         try {
             Files.write(file, new byte[size + 5000]);
-            MemorySegment records = DirectRangeIo.allocate(size, 0);
-            MemorySegment.copy(MemorySegment.ofArray(expected), 0, records, 0, size);
-            DirectRangeIo.write(records, file.toString(), 0, true);
+            DirectRangeIo.write(file.toString(), 0, size, 1, true, (offset, chunk) ->
+                    MemorySegment.copy(MemorySegment.ofArray(expected), offset, chunk, 0, chunk.byteSize()), 8192);
             assertArrayEquals(expected, Files.readAllBytes(file));
         } finally {
             Files.deleteIfExists(file);
