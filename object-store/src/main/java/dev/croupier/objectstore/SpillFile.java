@@ -68,33 +68,41 @@ final class SpillFile {
      */
     static SpillFile create(Path dir, int number, boolean tryDirect) throws IOException {
         Path path = dir.resolve(String.format("spill-%06d.dat", number));
-        FileChannel channel = null;
+        ByteBuffer header = SpillFrame.pages(1);
+        SpillFrame.writeFileHeader(header, number, System.currentTimeMillis());
         if (tryDirect) {
             try {
-                channel = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+                FileChannel direct = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
                         StandardOpenOption.WRITE, ExtendedOpenOption.DIRECT);
+                try {
+                    // the header's page is also the probe: some file systems open O_DIRECT but refuse the writes
+                    writeHeader(direct, header);
+                    return new SpillFile(number, path, direct, true, SpillFrame.PAGE);
+                } catch (IOException e) {
+                    direct.close();
+                    throw e;
+                }
             } catch (IOException | UnsupportedOperationException e) {
-                // no O_DIRECT here (tmpfs refuses it after creating the file): use the page cache
+                // no O_DIRECT here (tmpfs may refuse it after creating the file): use the page cache
                 Files.deleteIfExists(path);
             }
         }
-        boolean direct = channel != null;
-        if (!direct) {
-            channel = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
-                    StandardOpenOption.WRITE);
-        }
+        FileChannel channel = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.READ,
+                StandardOpenOption.WRITE);
         try {
-            ByteBuffer header = SpillFrame.pages(1);
-            SpillFrame.writeFileHeader(header, number, System.currentTimeMillis());
-            header.clear();
-            while (header.hasRemaining()) {
-                channel.write(header, header.position());
-            }
-            return new SpillFile(number, path, channel, direct, SpillFrame.PAGE);
+            writeHeader(channel, header);
+            return new SpillFile(number, path, channel, false, SpillFrame.PAGE);
         } catch (IOException e) {
             channel.close();
             Files.deleteIfExists(path);
             throw e;
+        }
+    }
+
+    private static void writeHeader(FileChannel channel, ByteBuffer header) throws IOException {
+        header.clear();
+        while (header.hasRemaining()) {
+            channel.write(header, header.position());
         }
     }
 

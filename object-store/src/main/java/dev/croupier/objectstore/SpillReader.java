@@ -45,8 +45,12 @@ final class SpillReader {
     static void readInto(ObjectId id, SpillRecord record, MemorySegment destination) throws IOException {
         long size = destination.byteSize();
         if (readsDirect(record, destination)) {
-            readDirect(id, record, destination);
-            return;
+            try {
+                readDirect(id, record, destination);
+                return;
+            } catch (IOException e) {
+                // fall through to the page cache, which reports a real fault again, with its cause
+            }
         }
         try (FileChannel reader = record.file().openForReading()) {
             checkHeader(reader, id, record, size);

@@ -109,7 +109,12 @@ final class DirectRangeIo {
         }
         writeFully(buffered, piece.asSlice(0, head), at);
         if (body > 0) {
-            writeFully(direct, piece.asSlice(head, body), at + head);
+            try {
+                writeFully(direct, piece.asSlice(head, body), at + head);
+            } catch (IOException e) {
+                // some file systems open O_DIRECT but refuse the writes: the page cache reports a real fault again
+                writeFully(buffered, piece.asSlice(head, body), at + head);
+            }
         }
         writeFully(buffered, piece.asSlice(head + body), at + head + body);
     }
@@ -121,7 +126,7 @@ final class DirectRangeIo {
     /**
      * Bytes {@code [position, position + length)} of file {@code path}, read with
      * {@code O_DIRECT} into task memory (freed when the task ends); null where the file system
-     * refuses {@code O_DIRECT}.
+     * refuses {@code O_DIRECT} (at open or at the first read).
      *
      * @throws IOException naming the file and offset where it ended early
      */
@@ -137,7 +142,12 @@ final class DirectRangeIo {
             MemorySegment pages = block.asSlice(Math.floorMod(-block.address(), PAGE), span);
             long done = 0;
             while (first + done < end) {
-                int n = direct.read(pages.asSlice(done, Math.min(span - done, SLICE_BYTES)).asByteBuffer(), first + done);
+                int n;
+                try {
+                    n = direct.read(pages.asSlice(done, Math.min(span - done, SLICE_BYTES)).asByteBuffer(), first + done);
+                } catch (IOException e) {
+                    return null; // O_DIRECT opened but refused: the caller maps the file, which reports a real fault
+                }
                 done += Math.max(0, n);
                 // a direct read returns whole pages except at the end of the file
                 if (n <= 0 || (first + done < end && done % PAGE != 0)) {
