@@ -104,11 +104,22 @@ public final class SortBenchmarkRecords {
                     MemorySegment chunk = CHUNK.get().asSlice(0, (long) n * RECORD);
                     generate(seed, start, chunk);
                     // a whole chunk is whole pages at a page-aligned offset; the last one may not be
-                    FileChannel channel = direct != null && n == CHUNK_RECORDS ? direct : out;
                     ByteBuffer bb = chunk.asByteBuffer();
                     long position = start * RECORD;
+                    if (direct != null && n == CHUNK_RECORDS) {
+                        try {
+                            while (bb.hasRemaining()) {
+                                position += direct.write(bb, position);
+                            }
+                            return null;
+                        } catch (IOException e) {
+                            // O_DIRECT opened but refused: the page cache reports a real fault again
+                            bb.clear();
+                            position = start * RECORD;
+                        }
+                    }
                     while (bb.hasRemaining()) {
-                        position += channel.write(bb, position);
+                        position += out.write(bb, position);
                     }
                     return null;
                 }));
@@ -174,9 +185,10 @@ public final class SortBenchmarkRecords {
         long index = 0;
         CRC32 crc = new CRC32();
         Checksum.Accumulator sum = new Checksum.Accumulator();
-        FileChannel direct = DirectRangeIo.openDirect(file.toString(), StandardOpenOption.READ);
         try (Arena arena = Arena.ofConfined();
-             FileChannel in = direct != null ? direct : FileChannel.open(file, StandardOpenOption.READ)) {
+             FileChannel buffered = FileChannel.open(file, StandardOpenOption.READ);
+             FileChannel direct = DirectRangeIo.openDirect(file.toString(), StandardOpenOption.READ)) {
+            FileChannel in = direct != null ? direct : buffered;
             MemorySegment chunk = arena.allocate(CHUNK_BYTES, DirectRangeIo.PAGE);
             MemorySegment previous = arena.allocate(keyBytes);
             ByteBuffer bb = chunk.asByteBuffer();
@@ -185,7 +197,16 @@ public final class SortBenchmarkRecords {
             while (position < size) {
                 bb.clear();
                 while (bb.hasRemaining() && position < size) {
-                    int n = in.read(bb, position);
+                    int n;
+                    try {
+                        n = in.read(bb, position);
+                    } catch (IOException e) {
+                        if (in == buffered) {
+                            throw e;
+                        }
+                        in = buffered; // O_DIRECT opened but refused: read the rest through the page cache
+                        continue;
+                    }
                     if (n < 0) {
                         throw new IOException(file + " ended at byte offset " + position + " of " + size);
                     }
