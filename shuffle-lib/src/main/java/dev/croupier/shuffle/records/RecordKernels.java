@@ -1,6 +1,7 @@
 package dev.croupier.shuffle.records;
 
 import dev.croupier.futures.TaskOutput;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
@@ -14,9 +15,11 @@ import java.util.SplittableRandom;
  * <p>Sorting packs each record into one long (the key's leading bits, then the record's
  * ordinal), LSD-radix-sorts those words a byte per pass (a pass whose digit is the same for
  * every record is skipped), orders each run of equal leading bits by the whole key (runs are
- * tiny for random keys; long runs get a merge sort), then makes one permuting copy.
- * Partitioning is a counting pass (binary search over splitter prefixes) and one scatter pass
- * into R blocks. Every output block is taken from {@link TaskOutput}, so inside a task it is
+ * tiny for random keys; long runs get a merge sort), then makes one permuting copy. A sort of
+ * many records into one block first scatters them into 256 buckets by the leading bits in which
+ * their keys differ, then sorts each bucket in cache ({@link #bucketSort}), so that permuting
+ * copy no longer misses the cache on every record. Partitioning is a counting pass (a table
+ * lookup by leading key bits, {@link Splitters}) and one scatter pass into R blocks. Every output block is taken from {@link TaskOutput}, so inside a task it is
  * the stored object itself and no kernel output is ever copied again. Stateless and thread-safe.
  */
 public final class RecordKernels {
@@ -134,8 +137,89 @@ public final class RecordKernels {
             bytes += layout.records(b.byteSize()) * layout.recordBytes();
         }
         MemorySegment out = TaskOutput.allocate(bytes);
-        sortInto(layout, blocks, order, out);
+        if (order != null || bytes / layout.recordBytes() < BUCKETED_MIN_RECORDS || !bucketSort(layout, blocks, out)) {
+            sortInto(layout, blocks, order, out);
+        }
         return out;
+    }
+
+    /** Sorts of fewer records than this gather directly: they fit in cache anyway. */
+    static final int BUCKETED_MIN_RECORDS = 1 << 16;
+    /** Largest bucket {@link #bucketSort} copies aside; more skewed keys take the direct gather. */
+    private static final long BUCKET_SCRATCH_MAX = 16L << 20;
+
+    /**
+     * Bytewise sort in two cache-friendly steps instead of one gather in random order over the
+     * whole input (which costs a cache miss or two per record): (1) scatter every record by 8 bits
+     * of its key, the highest bits in which the keys differ, into its bucket's place in
+     * {@code out}: sequential reads and 256 sequential write streams; (2) sort each bucket, which
+     * for spread keys is a few hundred KiB and stays in cache, by copying it aside and gathering
+     * it back in order. Returns false, having written nothing, when one bucket would exceed
+     * {@link #BUCKET_SCRATCH_MAX} (keys too alike) or all key prefixes are equal.
+     */
+    static boolean bucketSort(RecordLayout layout, List<MemorySegment> blocks, MemorySegment out) {
+        int size = layout.recordBytes();
+        int keyBytes = layout.keyBytes();
+        int n = 0;
+        for (MemorySegment b : blocks) {
+            n += Math.toIntExact(layout.records(b.byteSize()));
+        }
+        // one read of the keys: their prefixes, and the bits in which they differ
+        long[] prefixes = new long[n];
+        long min = -1;
+        long max = 0;
+        int i = 0;
+        for (MemorySegment b : blocks) {
+            for (long offset = 0, end = layout.records(b.byteSize()) * size; offset < end; offset += size, i++) {
+                long p = KeyOrder.prefix(b, offset, keyBytes);
+                prefixes[i] = p;
+                if (Long.compareUnsigned(p, min) < 0) {
+                    min = p;
+                }
+                if (Long.compareUnsigned(p, max) > 0) {
+                    max = p;
+                }
+            }
+        }
+        int top = 63 - Long.numberOfLeadingZeros(min ^ max);
+        if (top < 0) {
+            return false;
+        }
+        // every prefix has the same bits above top, so these 8 bits order the buckets
+        int shift = Math.max(0, top - 7);
+        long[] next = new long[257];
+        for (long p : prefixes) {
+            next[1 + (int) ((p >>> shift) & 0xFF)]++;
+        }
+        long largest = 0;
+        for (int d = 1; d <= 256; d++) {
+            largest = Math.max(largest, next[d]);
+            next[d] += next[d - 1];
+        }
+        if (largest * size > BUCKET_SCRATCH_MAX) {
+            return false;
+        }
+        long[] starts = next.clone();
+        i = 0;
+        for (MemorySegment b : blocks) {
+            for (long offset = 0, end = layout.records(b.byteSize()) * size; offset < end; offset += size, i++) {
+                int d = (int) ((prefixes[i] >>> shift) & 0xFF);
+                MemorySegment.copy(b, offset, out, next[d]++ * size, size);
+            }
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment scratch = arena.allocate(Math.max(1, largest * size), Long.BYTES);
+            for (int d = 0; d < 256; d++) {
+                long count = starts[d + 1] - starts[d];
+                if (count > 1) {
+                    MemorySegment bucket = out.asSlice(starts[d] * size, count * size);
+                    MemorySegment aside = scratch.asSlice(0, count * size);
+                    MemorySegment.copy(bucket, 0, aside, 0, count * size);
+                    sortInto(layout, List.of(aside), null, bucket);
+                }
+            }
+        }
+        return true;
     }
 
     /**

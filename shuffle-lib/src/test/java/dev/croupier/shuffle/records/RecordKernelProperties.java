@@ -76,6 +76,16 @@ class RecordKernelProperties {
             assertArrayEquals(Arrays.copyOf(expected.get(i), keyBytes), Arrays.copyOf(actual.get(i), keyBytes), "key " + i);
         }
         assertEquals(multiset(all), multiset(actual));
+        // the bucketed kernel that sorts of at least BUCKETED_MIN_RECORDS records take
+        MemorySegment bucketed = MemorySegment.ofArray(new byte[(int) sorted.byteSize()]);
+        if (RecordKernels.bucketSort(layout, in, bucketed)) {
+            List<byte[]> viaBuckets = records(layout, bucketed);
+            for (int i = 0; i < expected.size(); i++) {
+                assertArrayEquals(Arrays.copyOf(expected.get(i), keyBytes), Arrays.copyOf(viaBuckets.get(i), keyBytes),
+                        "bucketed key " + i);
+            }
+            assertEquals(multiset(all), multiset(viaBuckets));
+        }
     }
 
     /** Keys read as a little-endian signed number of up to 8 bytes: an order no bytewise sort gives. */
