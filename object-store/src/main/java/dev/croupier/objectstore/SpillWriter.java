@@ -59,15 +59,22 @@ final class SpillWriter {
     private final Path dir;
     private final long fileBytes;
     private final Compression compression;
+    private final boolean tryDirect;
     private int nextFileNumber = 1;
     private SpillFile current;
     private final ByteBuffer staging = SpillFrame.pages(STAGING_BYTES / SpillFrame.PAGE);
     private final MemorySegment stagingBytes = MemorySegment.ofBuffer(staging);
 
     SpillWriter(Path dir, long fileBytes, Compression compression) {
+        this(dir, fileBytes, compression, compression == Compression.NONE);
+    }
+
+    /** With {@code tryDirect} false, files use the page cache even where {@code O_DIRECT} works (for tests). */
+    SpillWriter(Path dir, long fileBytes, Compression compression, boolean tryDirect) {
         this.dir = dir;
         this.fileBytes = fileBytes;
         this.compression = compression;
+        this.tryDirect = tryDirect;
     }
 
     /** Returns the file being appended to, or null. */
@@ -93,7 +100,7 @@ final class SpillWriter {
                         closed.add(current);
                     }
                     current = null;
-                    current = SpillFile.create(dir, nextFileNumber++, compression == Compression.NONE);
+                    current = SpillFile.create(dir, nextFileNumber++, tryDirect);
                     created.add(current);
                 }
                 next = compression == Compression.NONE
