@@ -15,10 +15,10 @@ import java.util.List;
  *
  * <p>Design note: raw payloads are read with one positional read into the destination memory
  * (no staging), or sent with {@code FileChannel.transferTo}, which lets the kernel move the
- * bytes (sendfile) when the target is a socket or file. A page-aligned payload of an
- * {@code O_DIRECT} file (see {@link SpillFrame}) is read bypassing the page cache with one
- * scattering read: the page holding the frame header and the payload's partial last page into
- * per-thread scratch pages, its whole pages straight into the destination. The frame header is
+ * bytes (sendfile) when the target is a socket or file. An {@code O_DIRECT} file (see
+ * {@link SpillFrame}) is read bypassing the page cache with one scattering read per run of
+ * frames: the whole pages of page-aligned payloads straight into their destinations, all other
+ * pages into per-thread scratch pages. The frame header is
  * checked (before the payload is read, or right after a direct read) so a wrong offset or a
  * damaged file is reported with its file and offset instead of returning wrong bytes. LZ4
  * payloads go chunk by chunk through {@link SpillCodec}'s staging buffers.
@@ -44,9 +44,9 @@ final class SpillReader {
      */
     static void readInto(ObjectId id, SpillRecord record, MemorySegment destination) throws IOException {
         long size = destination.byteSize();
-        if (readsDirect(record, destination)) {
+        if (record.file().direct && record.compression() == Compression.NONE) {
             try {
-                readDirect(id, record, destination);
+                readRunDirect(List.of(id), List.of(record), List.of(destination));
                 return;
             } catch (IOException e) {
                 // fall through to the page cache, which reports a real fault again, with its cause
@@ -75,37 +75,47 @@ final class SpillReader {
     }
 
     /**
-     * Reads adjacent raw frames of one spill file with one scattering read: frame headers into a
-     * small buffer, payloads straight into their destinations, padding into a scratch buffer.
-     * Every header is checked after the read.
+     * Reads raw frames of one spill file that follow each other (with at most
+     * {@link #MAX_RUN_GAP} bytes of padding between them) with one scattering read: payloads
+     * straight into their destinations, frame headers and padding into scratch memory. On an
+     * {@code O_DIRECT} file the read bypasses the page cache ({@link #readRunDirect}). Every
+     * header is checked after the read.
      *
      * @param ids the objects, in file order
-     * @param records their frames, adjacent, in the same file, raw
+     * @param records their frames, in file order, in the same file, raw
      * @param destinations one per object, exactly its size
      * @throws IOException on a read failure or a frame that does not match
      */
     static void readRun(List<ObjectId> ids, List<SpillRecord> records, List<MemorySegment> destinations)
             throws IOException {
-        for (int i = 0; i < records.size(); i++) {
-            if (readsDirect(records.get(i), destinations.get(i))) {
-                // a run with a large payload: one direct read per frame beats one buffered read
-                for (int j = 0; j < records.size(); j++) {
-                    readInto(ids.get(j), records.get(j), destinations.get(j));
-                }
-                return;
-            }
-        }
         SpillFile file = records.getFirst().file();
         long first = records.getFirst().frameOffset();
-        ByteBuffer headers = ByteBuffer.allocateDirect(records.size() * SpillFrame.FRAME_HEADER_BYTES);
-        ByteBuffer padding = ByteBuffer.allocateDirect(SpillFrame.ALIGNMENT);
-        List<ByteBuffer> buffers = new ArrayList<>(records.size() * 3);
         long end = first;
+        for (SpillRecord record : records) {
+            long gap = record.frameOffset() - end;
+            if (gap < 0 || gap > MAX_RUN_GAP || record.file() != file || record.compression() != Compression.NONE) {
+                throw new IllegalArgumentException("frames of a restore run must be raw frames of one file, in order, "
+                        + "at most " + MAX_RUN_GAP + " bytes apart");
+            }
+            end = record.frameOffset() + SpillFrame.frameBytes(record.storedLength());
+        }
+        if (file.direct) {
+            try {
+                readRunDirect(ids, records, destinations);
+                return;
+            } catch (IOException e) {
+                // fall through to the page cache, which reports a real fault again, with its cause
+            }
+        }
+        ByteBuffer headers = ByteBuffer.allocateDirect(records.size() * SpillFrame.FRAME_HEADER_BYTES);
+        ByteBuffer padding = ByteBuffer.allocateDirect(MAX_RUN_GAP + SpillFrame.ALIGNMENT);
+        List<ByteBuffer> buffers = new ArrayList<>(records.size() * 4);
+        long at = first;
         for (int i = 0; i < records.size(); i++) {
             SpillRecord record = records.get(i);
             long size = destinations.get(i).byteSize();
-            if (record.frameOffset() != end || record.file() != file || record.compression() != Compression.NONE) {
-                throw new IllegalArgumentException("frames of a restore run must be adjacent raw frames of one file");
+            if (record.frameOffset() > at) {
+                buffers.add(padding.duplicate().limit((int) (record.frameOffset() - at)));
             }
             buffers.add(headers.slice(i * SpillFrame.FRAME_HEADER_BYTES, SpillFrame.FRAME_HEADER_BYTES));
             for (long o = 0; o < size; o += MAX_BUFFER) {
@@ -115,7 +125,7 @@ final class SpillReader {
             if (pad > 0) {
                 buffers.add(padding.duplicate().limit(pad));
             }
-            end += SpillFrame.frameBytes(size);
+            at = record.frameOffset() + SpillFrame.frameBytes(size);
         }
         ByteBuffer[] array = buffers.toArray(ByteBuffer[]::new);
         // a channel of our own: a scattering read uses the channel position, which must not be
@@ -146,52 +156,117 @@ final class SpillReader {
         }
     }
 
-    /** Whether {@code record} can be read into {@code destination} bypassing the page cache. */
-    private static boolean readsDirect(SpillRecord record, MemorySegment destination) {
-        return record.file().direct && record.compression() == Compression.NONE
-                && record.payloadOffset() % SpillFrame.PAGE == 0 && destination.address() % SpillFrame.PAGE == 0;
+    /** Largest padding between two frames of one restore run: a page-aligned frame's gap plus a batch's end. */
+    static final int MAX_RUN_GAP = 2 * SpillFrame.PAGE;
+
+    /** Each thread's scratch pages for direct reads, grown on demand. */
+    private static final ThreadLocal<ByteBuffer[]> SCRATCH = ThreadLocal.withInitial(() -> new ByteBuffer[1]);
+
+    private static ByteBuffer scratch(long bytes) {
+        ByteBuffer[] held = SCRATCH.get();
+        if (held[0] == null || held[0].capacity() < bytes) {
+            held[0] = SpillFrame.pages((int) Math.max(2, Long.highestOneBit(bytes / SpillFrame.PAGE) * 2));
+        }
+        return held[0];
     }
 
-    /** Two scratch pages per thread: the frame header's page and a payload's partial last page. */
-    private static final ThreadLocal<ByteBuffer> SCRATCH = ThreadLocal.withInitial(() -> SpillFrame.pages(2));
-
-    private static void readDirect(ObjectId id, SpillRecord record, MemorySegment destination) throws IOException {
-        long size = destination.byteSize();
-        long body = size & -SpillFrame.PAGE;
-        ByteBuffer scratch = SCRATCH.get();
-        List<ByteBuffer> buffers = new ArrayList<>(3);
-        buffers.add(scratch.slice(0, SpillFrame.PAGE));
-        for (long o = 0; o < body; o += MAX_BUFFER) {
-            buffers.add(destination.asSlice(o, Math.min(MAX_BUFFER, body - o)).asByteBuffer());
+    /**
+     * The direct read of a run: the file's pages from the first frame's page to the last frame's
+     * end, with one scattering read. The whole pages of each page-aligned payload go straight to
+     * its (page-aligned) destination; every other page (headers, padding, small frames, partial
+     * last pages) goes to scratch pages, from which headers are checked and the rest copied.
+     */
+    private static void readRunDirect(List<ObjectId> ids, List<SpillRecord> records, List<MemorySegment> destinations)
+            throws IOException {
+        int page = SpillFrame.PAGE;
+        int n = records.size();
+        long from = records.getFirst().frameOffset() & -page;
+        SpillRecord last = records.getLast();
+        long to = (last.frameOffset() + SpillFrame.frameBytes(last.storedLength()) + page - 1) & -page;
+        long[] body = new long[n];
+        long scratchBytes = 0;
+        long pos = from;
+        for (int i = 0; i < n; i++) {
+            MemorySegment dest = destinations.get(i);
+            long payload = records.get(i).payloadOffset();
+            if (payload % page == 0 && dest.address() % page == 0 && payload >= pos) {
+                body[i] = dest.byteSize() & -page;
+            }
+            if (body[i] > 0) {
+                scratchBytes += payload - pos;
+                pos = payload + body[i];
+            }
         }
-        if (body < size) {
-            buffers.add(scratch.slice(SpillFrame.PAGE, SpillFrame.PAGE));
+        scratchBytes += to - pos;
+        ByteBuffer scratch = scratch(scratchBytes);
+        MemorySegment scratchBytesView = MemorySegment.ofBuffer(scratch);
+        // file offset where each scratch region starts, and where it lies in scratch
+        long[] regionFile = new long[n + 1];
+        long[] regionScratch = new long[n + 1];
+        int regions = 0;
+        List<ByteBuffer> buffers = new ArrayList<>(2 * n + 1);
+        long used = 0;
+        pos = from;
+        for (int i = 0; i <= n; i++) {
+            long next = i < n ? (body[i] > 0 ? records.get(i).payloadOffset() : -1) : to;
+            if (next < 0) {
+                continue;
+            }
+            if (next > pos) {
+                regionFile[regions] = pos;
+                regionScratch[regions++] = used;
+                buffers.add(scratch.slice((int) used, (int) (next - pos)));
+                used += next - pos;
+            }
+            if (i < n) {
+                for (long o = 0; o < body[i]; o += MAX_BUFFER) {
+                    buffers.add(destinations.get(i).asSlice(o, Math.min(MAX_BUFFER, body[i] - o)).asByteBuffer());
+                }
+                pos = next + body[i];
+            }
         }
         ByteBuffer[] array = buffers.toArray(ByteBuffer[]::new);
-        long first = record.payloadOffset() - SpillFrame.PAGE;
-        long end = record.payloadOffset() + ((size + SpillFrame.PAGE - 1) & -SpillFrame.PAGE);
-        try (FileChannel channel = record.file().openForDirectReading()) {
-            channel.position(first);
-            long remaining = end - first;
-            int from = 0;
+        SpillFile file = records.getFirst().file();
+        try (FileChannel channel = file.openForDirectReading()) {
+            channel.position(from);
+            long remaining = to - from;
+            int at = 0;
             while (remaining > 0) {
-                long n = channel.read(array, from, array.length - from);
-                if (n <= 0) {
-                    throw new IOException("spill file " + record.file() + " ends before offset " + end);
+                long read = channel.read(array, at, array.length - at);
+                if (read <= 0) {
+                    throw new IOException("spill file " + file + " ends before offset " + to);
                 }
-                remaining -= n;
-                while (from < array.length && !array[from].hasRemaining()) {
-                    from++;
+                remaining -= read;
+                while (at < array.length && !array[at].hasRemaining()) {
+                    at++;
                 }
             }
         }
-        try {
-            SpillFrame.checkFrameHeader(scratch.slice(SpillFrame.PAGE - SpillFrame.FRAME_HEADER_BYTES,
-                    SpillFrame.FRAME_HEADER_BYTES), record.file().toString(), record.frameOffset(), id, size);
-        } catch (ObjectStoreException e) {
-            throw new IOException(e.getMessage(), e);
+        for (int i = 0; i < n; i++) {
+            SpillRecord record = records.get(i);
+            MemorySegment dest = destinations.get(i);
+            long header = inScratch(record.frameOffset(), regionFile, regionScratch, regions);
+            try {
+                SpillFrame.checkFrameHeader(scratch.slice((int) header, SpillFrame.FRAME_HEADER_BYTES),
+                        file.toString(), record.frameOffset(), ids.get(i), dest.byteSize());
+            } catch (ObjectStoreException e) {
+                throw new IOException(e.getMessage(), e);
+            }
+            long rest = dest.byteSize() - body[i];
+            if (rest > 0) {
+                long at = inScratch(record.payloadOffset() + body[i], regionFile, regionScratch, regions);
+                MemorySegment.copy(scratchBytesView, at, dest, body[i], rest);
+            }
         }
-        MemorySegment.copy(MemorySegment.ofBuffer(scratch), SpillFrame.PAGE, destination, body, size - body);
+    }
+
+    /** Where file offset {@code fileOffset}, which lies in a scratch region, is in scratch. */
+    private static long inScratch(long fileOffset, long[] regionFile, long[] regionScratch, int regions) {
+        int r = regions - 1;
+        while (regionFile[r] > fileOffset) {
+            r--;
+        }
+        return regionScratch[r] + fileOffset - regionFile[r];
     }
 
     /**

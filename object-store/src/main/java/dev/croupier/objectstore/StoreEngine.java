@@ -705,8 +705,8 @@ final class StoreEngine {
             for (ObjectEntry entry : raw) {
                 if (!run.isEmpty()) {
                     SpillRecord last = run.getLast().spill;
-                    boolean adjacent = last.file() == entry.spill.file()
-                            && last.frameOffset() + SpillFrame.frameBytes(last.storedLength()) == entry.spill.frameOffset();
+                    long gap = entry.spill.frameOffset() - last.frameOffset() - SpillFrame.frameBytes(last.storedLength());
+                    boolean adjacent = last.file() == entry.spill.file() && gap >= 0 && gap <= SpillReader.MAX_RUN_GAP;
                     if (!adjacent || runBytes + entry.size > MAX_RESTORE_RUN_BYTES) {
                         runs.add(run);
                         run = new ArrayList<>();
