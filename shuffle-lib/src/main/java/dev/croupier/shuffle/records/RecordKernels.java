@@ -223,10 +223,10 @@ public final class RecordKernels {
     }
 
     /**
-     * Like {@link #sort(RecordLayout, List, KeyComparator)}, into {@code out}, which the caller
-     * allocated with exactly the records' bytes.
+     * Like {@link #sort(RecordLayout, List, KeyComparator)}, into {@code out}, which holds
+     * exactly the records' bytes, with one gather in sorted order.
      */
-    public static void sortInto(RecordLayout layout, List<MemorySegment> blocks, KeyComparator order,
+    private static void sortInto(RecordLayout layout, List<MemorySegment> blocks, KeyComparator order,
                                 MemorySegment out) {
         SortedOrder sorted = sortedOrder(layout, blocks, order);
         if (out.byteSize() != sorted.records() * layout.recordBytes()) {
