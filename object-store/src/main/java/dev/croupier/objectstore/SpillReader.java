@@ -131,19 +131,7 @@ final class SpillReader {
         // a channel of our own: a scattering read uses the channel position, which must not be
         // shared with other readers of the same file
         try (FileChannel channel = file.openForReading()) {
-            channel.position(first);
-            long remaining = end - first;
-            int from = 0;
-            while (remaining > 0) {
-                long n = channel.read(array, from, array.length - from);
-                if (n < 0) {
-                    throw new IOException("spill file " + file + " ends before offset " + end);
-                }
-                remaining -= n;
-                while (from < array.length && !array[from].hasRemaining()) {
-                    from++;
-                }
-            }
+            scatterRead(channel, array, first, end, file);
         }
         for (int i = 0; i < records.size(); i++) {
             try {
@@ -228,19 +216,7 @@ final class SpillReader {
         ByteBuffer[] array = buffers.toArray(ByteBuffer[]::new);
         SpillFile file = records.getFirst().file();
         try (FileChannel channel = file.openForDirectReading()) {
-            channel.position(from);
-            long remaining = to - from;
-            int at = 0;
-            while (remaining > 0) {
-                long read = channel.read(array, at, array.length - at);
-                if (read <= 0) {
-                    throw new IOException("spill file " + file + " ends before offset " + to);
-                }
-                remaining -= read;
-                while (at < array.length && !array[at].hasRemaining()) {
-                    at++;
-                }
-            }
+            scatterRead(channel, array, from, to, file);
         }
         for (int i = 0; i < n; i++) {
             SpillRecord record = records.get(i);
@@ -256,6 +232,24 @@ final class SpillReader {
             if (rest > 0) {
                 long at = inScratch(record.payloadOffset() + body[i], regionFile, regionScratch, regions);
                 MemorySegment.copy(scratchBytesView, at, dest, body[i], rest);
+            }
+        }
+    }
+
+    /** Fills {@code buffers}, in order, from bytes {@code [from, to)} of {@code file} through {@code channel}. */
+    private static void scatterRead(FileChannel channel, ByteBuffer[] buffers, long from, long to, SpillFile file)
+            throws IOException {
+        channel.position(from);
+        long remaining = to - from;
+        int at = 0;
+        while (remaining > 0) {
+            long n = channel.read(buffers, at, buffers.length - at);
+            if (n <= 0) {
+                throw new IOException("spill file " + file + " ends before offset " + to);
+            }
+            remaining -= n;
+            while (at < buffers.length && !buffers[at].hasRemaining()) {
+                at++;
             }
         }
     }
