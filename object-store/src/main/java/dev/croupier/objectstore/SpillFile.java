@@ -21,8 +21,9 @@ import java.nio.file.StandardOpenOption;
  * <p>Where the file system allows it, the file is written and read with {@code O_DIRECT}: on a
  * virtual machine, a page-cache write of spilled bytes costs a full CPU copy into freshly
  * allocated (host-faulted) pages plus writeback, where a direct write is a DMA from the store's
- * memory (see docs/benchmarks.md). Elsewhere (tmpfs, or an LZ4 store, whose frames are not
- * page-sized) it uses the page cache; the layout is the same.
+ * memory (see docs/benchmarks.md). Elsewhere (a file system that refuses {@code O_DIRECT} at
+ * open or at the first write, or an LZ4 store, whose frames are not page-sized) it uses the page
+ * cache; the layout is the same.
  *
  * <p>Thread-safety: {@link #end()} and the appending methods are used by the spill writer
  * only; the counters are guarded by the store's lock; positional reads are safe from any thread.
@@ -83,7 +84,7 @@ final class SpillFile {
                     throw e;
                 }
             } catch (IOException | UnsupportedOperationException e) {
-                // no O_DIRECT here (tmpfs may refuse it after creating the file): use the page cache
+                // no O_DIRECT here (a file system may refuse it after creating the file): use the page cache
                 Files.deleteIfExists(path);
             }
         }
