@@ -147,13 +147,19 @@ final class SpillReader {
     /** Largest padding between two frames of one restore run: a page-aligned frame's gap plus a batch's end. */
     static final int MAX_RUN_GAP = 2 * SpillFrame.PAGE;
 
-    /** Each thread's scratch pages for direct reads, grown on demand. */
+    /** Scratch a thread keeps between direct reads; runs of small objects that need more get their own. */
+    private static final int KEPT_SCRATCH_BYTES = 1 << 20;
+    /** Each thread's scratch pages for direct reads, grown on demand up to {@link #KEPT_SCRATCH_BYTES}. */
     private static final ThreadLocal<ByteBuffer[]> SCRATCH = ThreadLocal.withInitial(() -> new ByteBuffer[1]);
 
     private static ByteBuffer scratch(long bytes) {
+        int pages = (int) Math.max(2, (bytes + SpillFrame.PAGE - 1) / SpillFrame.PAGE);
+        if (bytes > KEPT_SCRATCH_BYTES) {
+            return SpillFrame.pages(pages);
+        }
         ByteBuffer[] held = SCRATCH.get();
         if (held[0] == null || held[0].capacity() < bytes) {
-            held[0] = SpillFrame.pages((int) Math.max(2, Long.highestOneBit(bytes / SpillFrame.PAGE) * 2));
+            held[0] = SpillFrame.pages(Math.max(pages, 2 * (held[0] == null ? 0 : held[0].capacity() / SpillFrame.PAGE)));
         }
         return held[0];
     }
