@@ -97,8 +97,12 @@ final class DirectRangeIo {
         return bytes;
     }
 
-    /** Writes {@code piece} at {@code at}: its whole pages through {@code direct} (if any), the rest buffered. */
-    private static void writePiece(FileChannel buffered, FileChannel direct, MemorySegment piece, long at)
+    /**
+     * Writes {@code piece} at file offset {@code at}: its whole pages through {@code direct} (if
+     * not null, and if the piece's memory has the same offset within a page as {@code at}), the
+     * rest, or all of it where the direct write is refused, through {@code buffered}.
+     */
+    static void writePiece(FileChannel buffered, FileChannel direct, MemorySegment piece, long at)
             throws IOException {
         long size = piece.byteSize();
         long head = Math.min(size, Math.floorMod(-at, PAGE));

@@ -19,8 +19,9 @@ import java.util.SplittableRandom;
  * many records into one block first scatters them into 256 buckets by the leading bits in which
  * their keys differ, then sorts each bucket in cache ({@link #bucketSort}), so that permuting
  * copy no longer misses the cache on every record. Partitioning is a counting pass (a table
- * lookup by leading key bits, {@link Splitters}) and one scatter pass into R blocks. Every output block is taken from {@link TaskOutput}, so inside a task it is
- * the stored object itself and no kernel output is ever copied again. Stateless and thread-safe.
+ * lookup by leading key bits, {@link Splitters}) and one scatter pass into R blocks. Every
+ * output block is taken from {@link TaskOutput}, so inside a task it is the stored object itself
+ * and no kernel output is ever copied again. Stateless and thread-safe.
  */
 public final class RecordKernels {
 

@@ -103,24 +103,7 @@ public final class SortBenchmarkRecords {
                 parts.add(pool.submit(() -> {
                     MemorySegment chunk = CHUNK.get().asSlice(0, (long) n * RECORD);
                     generate(seed, start, chunk);
-                    // a whole chunk is whole pages at a page-aligned offset; the last one may not be
-                    ByteBuffer bb = chunk.asByteBuffer();
-                    long position = start * RECORD;
-                    if (direct != null && n == CHUNK_RECORDS) {
-                        try {
-                            while (bb.hasRemaining()) {
-                                position += direct.write(bb, position);
-                            }
-                            return null;
-                        } catch (IOException e) {
-                            // O_DIRECT opened but refused: the page cache reports a real fault again
-                            bb.clear();
-                            position = start * RECORD;
-                        }
-                    }
-                    while (bb.hasRemaining()) {
-                        position += out.write(bb, position);
-                    }
+                    DirectRangeIo.writePiece(out, direct, chunk, start * RECORD);
                     return null;
                 }));
             }

@@ -19,8 +19,8 @@ public final class Splitters implements Serializable {
     private final long[] prefixes;
     /** The user's order, or null for bytewise (which compares 8-byte prefixes first). */
     private final KeyComparator order;
-    /** Leading key bits that index {@link #below}. */
-    private final int tableBits;
+    /** Leading key bits that index {@link #below}; derived from the splitter count. */
+    private final transient int tableBits;
     /**
      * For bytewise order: {@code below[t]} is the number of splitters whose leading
      * {@code tableBits} bits are less than {@code t} (one more entry than there are values of t).
