@@ -97,7 +97,7 @@ final class SpillReader {
                 throw new IllegalArgumentException("frames of a restore run must be raw frames of one file, in order, "
                         + "at most " + MAX_RUN_GAP + " bytes apart");
             }
-            end = record.frameOffset() + SpillFrame.frameBytes(record.storedLength());
+            end = record.frameEnd();
         }
         if (file.direct) {
             try {
@@ -175,8 +175,7 @@ final class SpillReader {
         int page = SpillFrame.PAGE;
         int n = records.size();
         long from = records.getFirst().frameOffset() & -page;
-        SpillRecord last = records.getLast();
-        long to = (last.frameOffset() + SpillFrame.frameBytes(last.storedLength()) + page - 1) & -page;
+        long to = (records.getLast().frameEnd() + page - 1) & -page;
         long[] body = new long[n];
         long scratchBytes = 0;
         long pos = from;

@@ -16,4 +16,9 @@ record SpillRecord(SpillFile file, long frameOffset, long storedLength, Compress
     long payloadOffset() {
         return frameOffset + SpillFrame.FRAME_HEADER_BYTES;
     }
+
+    /** Offset just past the frame (its padding included). */
+    long frameEnd() {
+        return frameOffset + SpillFrame.frameBytes(storedLength);
+    }
 }

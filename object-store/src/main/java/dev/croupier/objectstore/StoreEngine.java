@@ -705,7 +705,7 @@ final class StoreEngine {
             for (ObjectEntry entry : raw) {
                 if (!run.isEmpty()) {
                     SpillRecord last = run.getLast().spill;
-                    long gap = entry.spill.frameOffset() - last.frameOffset() - SpillFrame.frameBytes(last.storedLength());
+                    long gap = entry.spill.frameOffset() - last.frameEnd();
                     boolean adjacent = last.file() == entry.spill.file() && gap >= 0 && gap <= SpillReader.MAX_RUN_GAP;
                     if (!adjacent || runBytes + entry.size > MAX_RESTORE_RUN_BYTES) {
                         runs.add(run);
