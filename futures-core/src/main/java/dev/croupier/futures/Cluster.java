@@ -1,7 +1,7 @@
 package dev.croupier.futures;
 
 import dev.croupier.futures.internal.ClusterConfig;
-import dev.croupier.futures.internal.EmbeddedCluster;
+import dev.croupier.futures.internal.OwnerCluster;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,9 +23,21 @@ import java.util.Objects;
  */
 public interface Cluster extends AutoCloseable {
 
-    /** A builder of an embedded cluster: N logical nodes in this JVM. */
+    /**
+     * A builder of a cluster: an embedded one (N logical nodes in this JVM) unless
+     * {@link Builder#processes} or {@link Builder#connect} says otherwise.
+     */
     static Builder builder() {
         return new Builder();
+    }
+
+    /**
+     * Connects to running node processes ({@code bin/croupier node}); each address is
+     * {@code host:port}, and a host name that resolves to several addresses is that many nodes.
+     * Same as {@code builder().connect(addresses).start()}.
+     */
+    static Cluster connect(String... addresses) {
+        return builder().connect(addresses).start();
     }
 
     <R> TaskBuilder<R> task(Fn0<R> fn);
@@ -119,8 +131,28 @@ public interface Cluster extends AutoCloseable {
         private Path spillDirectory;
         private final List<String> serializableAllowList = new ArrayList<>();
         private final Map<Class<?>, Codec<?>> codecs = new LinkedHashMap<>();
+        private boolean serializing = Boolean.getBoolean(SERIALIZING_PROPERTY);
+        private final List<String> addresses = new ArrayList<>();
+        private int processes;
 
         private Builder() {}
+
+        /**
+         * System property that turns {@link #serializing(boolean)} on by default ({@code true});
+         * the project's test suite sets it, so every job test runs as a process cluster would.
+         */
+        public static final String SERIALIZING_PROPERTY = "croupier.serializing";
+
+        /**
+         * Encodes every task function, argument, result and outcome exactly as the process
+         * cluster's wire does, and gives {@code get} a copy, as from a node process: a task that
+         * captures something that cannot travel fails here rather than on a cluster. Slower;
+         * meant for tests. Default: the system property {@value #SERIALIZING_PROPERTY}, else off.
+         */
+        public Builder serializing(boolean on) {
+            this.serializing = on;
+            return this;
+        }
 
         /** Number of nodes at start, 1 to 1024 (default {@value #DEFAULT_NODES}). */
         public Builder nodes(int nodes) {
@@ -179,22 +211,81 @@ public interface Cluster extends AutoCloseable {
             return this;
         }
 
-        /** Checks every setting and starts the nodes. */
+        /**
+         * Runs the nodes as {@code n} separate processes on this machine, started by
+         * {@link #start()} with this JVM's class path and flags and stopped by
+         * {@link Cluster#close()}; {@link #nodes}, {@link #cpusPerNode} and the store settings
+         * apply to each. 0 (the default) runs them in this JVM.
+         */
+        public Builder processes(int n) {
+            this.processes = n;
+            return this;
+        }
+
+        /**
+         * Uses running node processes instead of starting nodes: {@code host:port} each, a name
+         * that resolves to several addresses being that many nodes. Store and CPU settings are
+         * the nodes' own.
+         */
+        public Builder connect(String... addresses) {
+            for (String a : addresses) {
+                this.addresses.add(Objects.requireNonNull(a, "address"));
+            }
+            return this;
+        }
+
+        /** Checks every setting and starts (or connects to) the nodes. */
         public Cluster start() {
-            return new EmbeddedCluster(conclude());
+            return OwnerCluster.start(conclude());
+        }
+
+        private List<String> resolvedAddresses() {
+            List<String> out = new ArrayList<>();
+            for (String a : addresses) {
+                for (String one : a.split(",")) {
+                    String address = one.trim();
+                    int colon = address.lastIndexOf(':');
+                    if (colon <= 0 || colon == address.length() - 1) {
+                        throw new CroupierException(ErrorCode.BAD_INPUT, "Cluster.Builder.connect: '" + address
+                                + "' is not HOST:PORT");
+                    }
+                    String host = address.substring(0, colon);
+                    String port = address.substring(colon + 1);
+                    try {
+                        Integer.parseInt(port);
+                        for (java.net.InetAddress ip : java.net.InetAddress.getAllByName(host)) {
+                            out.add(ip.getHostAddress() + ":" + port);
+                        }
+                    } catch (NumberFormatException e) {
+                        throw new CroupierException(ErrorCode.BAD_INPUT, "Cluster.Builder.connect: '" + address
+                                + "' has no port number");
+                    } catch (java.net.UnknownHostException e) {
+                        throw new CroupierException(ErrorCode.UNAVAILABLE, "Cluster.Builder.connect: host '" + host
+                                + "' does not resolve", e);
+                    }
+                }
+            }
+            return out;
         }
 
         ClusterConfig conclude() {
             check(nodes >= 1 && nodes <= 1024, "nodes", nodes, "1..1024");
+            check(processes >= 0 && processes <= 1024, "processes", processes, "0..1024");
+            if (processes > 0 && !addresses.isEmpty()) {
+                throw new CroupierException(ErrorCode.BAD_INPUT,
+                        "Cluster.Builder: processes(" + processes + ") and connect(...) exclude each other");
+            }
+            int perMachine = processes > 0 ? processes : nodes;
             int cpus = cpusPerNode == 0
-                    ? Math.max(1, Runtime.getRuntime().availableProcessors() / nodes)
+                    ? Math.max(1, Runtime.getRuntime().availableProcessors() / perMachine)
                     : cpusPerNode;
             check(cpus >= 1 && cpus <= 4096, "cpusPerNode", cpusPerNode, "1..4096");
             check(objectStoreBytes >= 1 << 20, "objectStoreBytes", objectStoreBytes, ">= 1 MiB");
             check(smallObjectBytes >= 0 && smallObjectBytes <= 16 << 20,
                     "smallObjectBytes", smallObjectBytes, "0..16 MiB");
             return new ClusterConfig(nodes, cpus, objectStoreBytes, smallObjectBytes,
-                    memoryDirectory, spillDirectory, List.copyOf(serializableAllowList), Map.copyOf(codecs));
+                    memoryDirectory, spillDirectory, List.copyOf(serializableAllowList), Map.copyOf(codecs), serializing,
+                    resolvedAddresses(), processes);
         }
 
         private static void check(boolean ok, String knob, Object value, String range) {

@@ -15,5 +15,7 @@ public enum ErrorCode {
     /** An argument or setting is out of range; the message names it. */
     BAD_INPUT,
     /** The cluster was closed while the call was in flight. */
-    CLOSED
+    CLOSED,
+    /** A node cannot be reached, refused the driver, or could not start; the message names its address. */
+    UNAVAILABLE
 }

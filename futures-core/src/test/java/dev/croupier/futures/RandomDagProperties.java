@@ -19,6 +19,8 @@ import net.jqwik.api.constraints.IntRange;
  * Differential properties of the runtime: a random DAG of tasks (fan-in, fan-out, several
  * return values) gives exactly the values of a plain sequential evaluation, also when nodes
  * die during and after the run, and when random tasks are cancelled only their sub-graphs fail.
+ * Each runs on the embedded backend sharing the heap and in its serializing mode, which sends
+ * every message as the wire does.
  */
 class RandomDagProperties {
 
@@ -117,11 +119,12 @@ class RandomDagProperties {
     void anyDagGivesTheSequentialAnswer(
             @ForAll @IntRange(min = 1, max = 200) int size,
             @ForAll long seed,
-            @ForAll @IntRange(min = 1, max = 8) int nodes) throws IOException {
+            @ForAll @IntRange(min = 1, max = 8) int nodes,
+            @ForAll boolean serializing) throws IOException {
         Dag dag = Dag.random(size, seed);
         long[][] expected = dag.evaluate();
         Path spill = Files.createTempDirectory("croupier-dag");
-        try (Cluster c = TestClusters.start(nodes, spill)) {
+        try (Cluster c = TestClusters.small(nodes, spill).serializing(serializing).start()) {
             List<List<ObjectRef<Object>>> refs = new ArrayList<>();
             for (int i = 0; i < size; i++) {
                 refs.add(submit(c, dag, refs, i));
@@ -142,12 +145,14 @@ class RandomDagProperties {
     void anyDagGivesTheSequentialAnswerWhenNodesDie(
             @ForAll @IntRange(min = 1, max = 200) int size,
             @ForAll long seed,
-            @ForAll @IntRange(min = 2, max = 8) int nodes) throws IOException {
+            @ForAll @IntRange(min = 2, max = 8) int nodes,
+            @ForAll boolean serializing) throws IOException {
         Dag dag = Dag.random(size, seed);
         long[][] expected = dag.evaluate();
         Random chaos = new Random(seed ^ 0x5DEECE66DL);
         Path spill = Files.createTempDirectory("croupier-dag");
-        try (Cluster c = TestClusters.small(nodes, spill).smallObjectBytes(chaos.nextBoolean() ? 0 : 1024).start()) {
+        try (Cluster c = TestClusters.small(nodes, spill).serializing(serializing)
+                .smallObjectBytes(chaos.nextBoolean() ? 0 : 1024).start()) {
             List<List<ObjectRef<Object>>> refs = new ArrayList<>();
             for (int i = 0; i < size; i++) {
                 refs.add(submit(c, dag, refs, i));
@@ -209,12 +214,13 @@ class RandomDagProperties {
     void cancellingTasksFailsExactlyTheirSubgraphs(
             @ForAll @IntRange(min = 1, max = 150) int size,
             @ForAll long seed,
-            @ForAll @IntRange(min = 1, max = 6) int nodes) throws IOException {
+            @ForAll @IntRange(min = 1, max = 6) int nodes,
+            @ForAll boolean serializing) throws IOException {
         Dag dag = Dag.random(size, seed);
         long[][] expected = dag.evaluate();
         Random chaos = new Random(~seed);
         Path spill = Files.createTempDirectory("croupier-dag");
-        try (Cluster c = TestClusters.start(nodes, spill)) {
+        try (Cluster c = TestClusters.small(nodes, spill).serializing(serializing).start()) {
             List<List<ObjectRef<Object>>> refs = new ArrayList<>();
             BitSet cancelled = new BitSet();
             for (int i = 0; i < size; i++) {

@@ -13,7 +13,8 @@ import java.util.Locale;
  * @param extension for {@link Kind#CONTENT}: the extension (dot included) of the file holding the sort key
  * @param contentKeyType for {@link Kind#CONTENT}: how that file's bytes compare
  */
-public record Algorithm(Kind kind, boolean decreasing, Long seed, String extension, ContentKeyType contentKeyType) {
+public record Algorithm(Kind kind, boolean decreasing, Long seed, String extension, ContentKeyType contentKeyType)
+        implements java.io.Serializable {
 
     /** The default algorithm: alphanumeric, increasing. */
     public static final Algorithm DEFAULT = new Algorithm(Kind.ALPHANUMERIC, false, null, null, null);

@@ -33,7 +33,10 @@ import dev.croupier.formats.Reaction;
  *
  * <p>Thread-safety: immutable after {@link #read}.
  */
-public final class KeyMap {
+public final class KeyMap implements java.io.Serializable {
+    @java.io.Serial
+    private static final long serialVersionUID = 1L;
+
     private final List<Pattern> patterns;
     private final List<Integer> templateOf;
     private final List<NameTemplate> templates;

@@ -15,7 +15,10 @@ import java.util.List;
  *
  * <p>Thread-safety: immutable.
  */
-public final class NameTemplate {
+public final class NameTemplate implements java.io.Serializable {
+    @java.io.Serial
+    private static final long serialVersionUID = 1L;
+
     private static final java.util.regex.Pattern AT = java.util.regex.Pattern.compile("@(\\d+)");
     private static final java.util.regex.Pattern FMT = java.util.regex.Pattern.compile("%0?(\\d+)?d");
 

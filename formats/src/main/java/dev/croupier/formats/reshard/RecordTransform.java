@@ -8,11 +8,15 @@ import dev.croupier.formats.Record;
  * {@code null} to drop it. Shard packing is planned on the records before the transform, so
  * output sizes follow the input sizes.
  *
+ * <p>Serializable: a reshard on node processes ships the transform to the nodes that create
+ * shards, so it must travel (a lambda or a class whose fields are serializable), and its
+ * class must be on the nodes' class path.
+ *
  * <p>Thread-safety: called from several creation threads at once; implementations must be
  * thread-safe.
  */
 @FunctionalInterface
-public interface RecordTransform {
+public interface RecordTransform extends java.io.Serializable {
     /** The transform that changes nothing. */
     RecordTransform IDENTITY = r -> r;
 

@@ -10,6 +10,9 @@ import java.util.Map;
  *
  * @param memoryDirectory null for the object store's default
  * @param spillDirectory null for the object store's default
+ * @param serializing whether the embedded backend encodes every message as the wire does
+ * @param addresses node processes to connect to ({@code host:port}); empty for an embedded cluster
+ * @param processes node processes to start on this machine; 0 for none
  */
 public record ClusterConfig(
         int nodes,
@@ -19,4 +22,7 @@ public record ClusterConfig(
         Path memoryDirectory,
         Path spillDirectory,
         List<String> serializableAllowList,
-        Map<Class<?>, Codec<?>> codecs) {}
+        Map<Class<?>, Codec<?>> codecs,
+        boolean serializing,
+        List<String> addresses,
+        int processes) {}

@@ -46,6 +46,20 @@ final class NodeStore implements AutoCloseable {
 
         @Override
         void close();
+
+        /** A reading of heap memory, which needs no unpinning. */
+        static Reading of(MemorySegment heapFrame) {
+            MemorySegment frame = heapFrame.asReadOnly();
+            return new Reading() {
+                @Override
+                public MemorySegment frame() {
+                    return frame;
+                }
+
+                @Override
+                public void close() {}
+            };
+        }
     }
 
     /**
@@ -141,6 +155,67 @@ final class NodeStore implements AutoCloseable {
         }
     }
 
+    /** Memory a frame arriving in chunks is written into, then stored as its object. */
+    interface Incoming {
+        MemorySegment frame();
+
+        /** Stores the frame as the object (a copy that arrived meanwhile wins). */
+        void commit();
+
+        /** Frees the memory of a frame that did not arrive whole. */
+        void abort();
+    }
+
+    /**
+     * Memory for a frame of {@code size} bytes that a pull is about to receive; null if this
+     * node already holds {@code id}.
+     */
+    Incoming receive(ObjectId id, long size) throws InterruptedException {
+        if (contains(id)) {
+            return null;
+        }
+        if (size < smallObjectBytes) {
+            byte[] bytes = new byte[Math.toIntExact(size)];
+            return new Incoming() {
+                @Override
+                public MemorySegment frame() {
+                    return MemorySegment.ofArray(bytes);
+                }
+
+                @Override
+                public void commit() {
+                    small.putIfAbsent(id, bytes);
+                }
+
+                @Override
+                public void abort() {}
+            };
+        }
+        WritableObject object;
+        try {
+            object = store.create(id, size);
+        } catch (ObjectExistsException concurrentCopy) {
+            return null;
+        }
+        return new Incoming() {
+            @Override
+            public MemorySegment frame() {
+                return object.segment();
+            }
+
+            @Override
+            public void commit() {
+                object.seal();
+                object.close();
+            }
+
+            @Override
+            public void abort() {
+                object.close();
+            }
+        };
+    }
+
     boolean contains(ObjectId id) {
         return small.containsKey(id) || store.contains(inStore(id));
     }
@@ -149,16 +224,7 @@ final class NodeStore implements AutoCloseable {
     Reading open(ObjectId id) throws InterruptedException {
         byte[] bytes = small.get(id);
         if (bytes != null) {
-            MemorySegment frame = MemorySegment.ofArray(bytes).asReadOnly();
-            return new Reading() {
-                @Override
-                public MemorySegment frame() {
-                    return frame;
-                }
-
-                @Override
-                public void close() {}
-            };
+            return Reading.of(MemorySegment.ofArray(bytes));
         }
         PinnedObject pinned;
         try {

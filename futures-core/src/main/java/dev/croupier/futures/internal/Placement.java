@@ -13,12 +13,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class Placement {
 
-    private final List<Node> nodes;
+    private final List<NodeLink> nodes;
     private final int smallObjectBytes;
     private final AtomicInteger roundRobin = new AtomicInteger();
 
     /** {@code nodes} is the cluster's live list (index = node id), read on every call. */
-    Placement(List<Node> nodes, int smallObjectBytes) {
+    Placement(List<NodeLink> nodes, int smallObjectBytes) {
         this.nodes = nodes;
         this.smallObjectBytes = smallObjectBytes;
     }
@@ -28,9 +28,9 @@ final class Placement {
      * bytes (only when that is at least one store-sized object: moving small values is cheaper
      * than piling work onto one node), then the least loaded node.
      */
-    Node place(TaskSpec spec) {
+    NodeLink place(TaskSpec spec) {
         if (spec.affinityNode >= 0) {
-            Node n = spec.affinityNode < nodes.size() ? nodes.get(spec.affinityNode) : null;
+            NodeLink n = spec.affinityNode < nodes.size() ? nodes.get(spec.affinityNode) : null;
             if (n != null && n.alive()) {
                 return n;
             }
@@ -39,16 +39,16 @@ final class Placement {
             }
         }
         if (spec.deps.length > 0) {
-            Map<Node, Long> bytes = new HashMap<>();
-            for (ObjectEntry dep : spec.deps) {
+            Map<NodeLink, Long> bytes = new HashMap<>();
+            for (OwnedObject dep : spec.deps) {
                 long size = dep.size();
-                for (Node n : dep.liveLocations()) {
+                for (NodeLink n : dep.liveLocations()) {
                     bytes.merge(n, size, Long::sum);
                 }
             }
-            Node best = null;
+            NodeLink best = null;
             long bestBytes = Math.max(1, smallObjectBytes) - 1;
-            for (Map.Entry<Node, Long> e : bytes.entrySet()) {
+            for (Map.Entry<NodeLink, Long> e : bytes.entrySet()) {
                 if (e.getValue() > bestBytes || e.getValue() == bestBytes && best != null && e.getKey().load() < best.load()) {
                     best = e.getKey();
                     bestBytes = e.getValue();
@@ -61,13 +61,13 @@ final class Placement {
         return leastLoaded();
     }
 
-    Node leastLoaded() {
+    NodeLink leastLoaded() {
         int size = nodes.size();
         int start = Math.floorMod(roundRobin.getAndIncrement(), size);
-        Node best = null;
+        NodeLink best = null;
         double bestLoad = Double.MAX_VALUE;
         for (int i = 0; i < size; i++) {
-            Node n = nodes.get((start + i) % size);
+            NodeLink n = nodes.get((start + i) % size);
             if (n.alive()) {
                 double load = n.load();
                 if (load < bestLoad) {

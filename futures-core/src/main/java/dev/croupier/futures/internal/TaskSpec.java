@@ -4,20 +4,22 @@ import dev.croupier.futures.Affinity;
 import java.io.Serializable;
 
 /**
- * One submitted task: what to run, on what, where, and its lineage role. The same spec is
- * run again (a new {@link Attempt}) after its node dies or to rebuild a lost output.
+ * One submitted task, as its owner keeps it: what to run, on what, where, and its lineage
+ * role. The same spec is run again (a new {@link Attempt}) after its node dies or to rebuild a
+ * lost output.
  *
- * <p>Mutable fields are guarded by the spec's monitor. State machine:
+ * <p>Mutable fields are guarded by the spec's monitor. State machine (the owner does not see
+ * a dispatched attempt start: queued and running are one state to it):
  * <pre>
- *   WAITING --deps available--> QUEUED --slot free--> RUNNING --> DONE
- *      ^                           |                     |           |
- *      +------- node died / argument lost / rebuild -----+-----------+
+ *   WAITING --deps available--> DISPATCHED --outcome: completed--> DONE
+ *      ^                           |                                 |
+ *      +--- node died / argument lost / failed and retried / rebuild -+
  *   any state but DONE --cancel--> CANCELLED;  failure --> FAILED
  * </pre>
  */
 final class TaskSpec {
 
-    enum State { WAITING, QUEUED, RUNNING, DONE, FAILED, CANCELLED }
+    enum State { WAITING, DISPATCHED, DONE, FAILED, CANCELLED }
 
     /** The user function adapted to an argument array. */
     @FunctionalInterface
@@ -27,13 +29,14 @@ final class TaskSpec {
 
     final long taskId;
     final String name;
-    final Invocation invocation;
-    /** Arguments as given: plain values, refs, and ref lists. */
+    /** The {@link Invocation}, as the backend carries it. */
+    final Payload function;
+    /** Arguments: plain values as payloads, refs and ref lists as given. */
     final Object[] args;
     /** Every entry the arguments depend on, once each. */
-    final ObjectEntry[] deps;
+    final OwnedObject[] deps;
     /** Return values; length 1 unless numReturns was set. */
-    ObjectEntry[] outputs;
+    OwnedObject[] outputs;
     final boolean multiReturn;
     final int affinityNode;
     final Affinity affinity;
@@ -51,12 +54,12 @@ final class TaskSpec {
     int generation;
     Attempt current;
 
-    TaskSpec(long taskId, String name, Invocation invocation, Object[] args, ObjectEntry[] deps,
+    TaskSpec(long taskId, String name, Payload function, Object[] args, OwnedObject[] deps,
              boolean multiReturn, int affinityNode, Affinity affinity, int maxRetries,
              boolean retryExceptions, int cpus) {
         this.taskId = taskId;
         this.name = name;
-        this.invocation = invocation;
+        this.function = function;
         this.args = args;
         this.deps = deps;
         this.multiReturn = multiReturn;
@@ -71,20 +74,18 @@ final class TaskSpec {
         return state == State.DONE || state == State.FAILED || state == State.CANCELLED;
     }
 
-    /** One execution of a spec on one node. */
+    /** One execution of a spec on one node; its id names it in the node protocol. */
     static final class Attempt {
+        final long id;
         final TaskSpec spec;
-        final Node node;
-        final long readyNanos;
-        /** Thread running it; set and cleared under the spec's monitor, so cancel interrupts only this run. */
-        Thread runner;
-        /** Whether its node has asked the store to restore its spilled arguments; under the node's monitor. */
-        boolean prefetched;
+        final NodeLink node;
+        /** What was sent; set before the attempt is dispatched. */
+        AttemptCall call;
 
-        Attempt(TaskSpec spec, Node node, long readyNanos) {
+        Attempt(long id, TaskSpec spec, NodeLink node) {
+            this.id = id;
             this.spec = spec;
             this.node = node;
-            this.readyNanos = readyNanos;
         }
     }
 

@@ -34,10 +34,18 @@ final class ValueCodecs {
 
     /** JDK packages whose serializable classes are plain values or collections. */
     private static final String JDK_ALLOW_LIST = "java.lang.*;java.util.*;java.time.*;java.math.*";
+    /**
+     * What task functions, their arguments and task exceptions may hold beyond values: lambdas,
+     * compiled patterns, and Croupier's own classes (the built-in jobs' functions capture their
+     * settings). An exception's own class may be any {@link Throwable}: a task's failure names
+     * library exceptions the driver never allowed by name; what they hold is still checked.
+     */
+    private static final String CODE_ALLOW_LIST = "java.lang.invoke.SerializedLambda;java.util.regex.Pattern;dev.croupier.**";
 
     private final Map<Class<?>, Integer> codecIds = new HashMap<>();
     private final List<Codec<Object>> codecs = new ArrayList<>();
     private final ObjectInputFilter filter;
+    private final ObjectInputFilter codeFilter;
 
     @SuppressWarnings("unchecked")
     ValueCodecs(Map<Class<?>, Codec<?>> userCodecs, List<String> allowList) {
@@ -49,7 +57,14 @@ final class ValueCodecs {
         for (String p : allowList) {
             pattern.append(';').append(p);
         }
-        this.filter = ObjectInputFilter.Config.createFilter(pattern.append(";!*").toString());
+        this.filter = ObjectInputFilter.Config.createFilter(pattern + ";!*");
+        ObjectInputFilter code = ObjectInputFilter.Config.createFilter(pattern + ";" + CODE_ALLOW_LIST + ";!*");
+        this.codeFilter = info -> {
+            ObjectInputFilter.Status status = code.checkInput(info);
+            Class<?> type = info.serialClass();
+            return status == ObjectInputFilter.Status.REJECTED && type != null && Throwable.class.isAssignableFrom(type)
+                    && info.depth() <= 100 ? ObjectInputFilter.Status.ALLOWED : status;
+        };
     }
 
     /** A value measured and ready to be written into a frame of {@link #size()} bytes. */
@@ -126,9 +141,20 @@ final class ValueCodecs {
             case ValueFrame.DOUBLE -> p.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, 0);
             case ValueFrame.STRING -> new String(p.toArray(ValueLayout.JAVA_BYTE), StandardCharsets.UTF_8);
             case ValueFrame.CUSTOM -> codecs.get(ValueFrame.codecId(frame)).decode(p.asReadOnly());
-            case ValueFrame.JAVA_SERIALIZED -> deserialize(p.toArray(ValueLayout.JAVA_BYTE));
+            case ValueFrame.JAVA_SERIALIZED -> deserialize(p.toArray(ValueLayout.JAVA_BYTE), filter);
             default -> throw new IllegalStateException("unknown value tag " + tag);
         };
+    }
+
+    /**
+     * Reads back a task function or a task's exception: Java serialization through the value
+     * allow-list widened by lambdas and Croupier's own classes.
+     */
+    Object decodeCode(MemorySegment frame) {
+        if (ValueFrame.tag(frame) != ValueFrame.JAVA_SERIALIZED) {
+            return decode(frame);
+        }
+        return deserialize(ValueFrame.payload(frame).toArray(ValueLayout.JAVA_BYTE), codeFilter);
     }
 
     /** Whether {@link #decode} of this frame returns a view that needs the object pinned. */
@@ -137,7 +163,7 @@ final class ValueCodecs {
         return tag == ValueFrame.SEGMENT || tag == ValueFrame.BYTE_BUFFER;
     }
 
-    private Object deserialize(byte[] bytes) {
+    private static Object deserialize(byte[] bytes, ObjectInputFilter filter) {
         try (ObjectInputStream in = new ObjectInputStream(new ByteArrayInputStream(bytes))) {
             in.setObjectInputFilter(filter);
             return in.readObject();
@@ -154,6 +180,9 @@ final class ValueCodecs {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream(256);
         try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
             out.writeObject(value);
+        } catch (java.io.NotSerializableException e) {
+            throw new CroupierException(ErrorCode.CODEC, "cannot serialize a value of " + value.getClass().getName()
+                    + ": it holds an instance of " + e.getMessage() + ", which is not Serializable", e);
         } catch (IOException e) {
             throw new CroupierException(ErrorCode.CODEC,
                     "cannot serialize a value of " + value.getClass().getName() + ": " + e, e);

@@ -18,14 +18,14 @@ final class WaitSet {
 
     private WaitSet() {}
 
-    static <T> WaitResult<T> await(List<LocalObjectRef<T>> locals, int numReady, Duration timeout) {
+    static <T> WaitResult<T> await(List<OwnedRef<T>> locals, int numReady, Duration timeout) {
         Object signal = new Object();
         Runnable wake = () -> {
             synchronized (signal) {
                 signal.notifyAll();
             }
         };
-        for (LocalObjectRef<T> ref : locals) {
+        for (OwnedRef<T> ref : locals) {
             if (!ref.entry.isDone()) {
                 ref.entry.whenSettled(wake);
             }
@@ -45,8 +45,8 @@ final class WaitSet {
                 }
             }
         }
-        List<LocalObjectRef<T>> done = new ArrayList<>();
-        for (LocalObjectRef<T> ref : locals) {
+        List<OwnedRef<T>> done = new ArrayList<>();
+        for (OwnedRef<T> ref : locals) {
             if (ref.entry.isDone()) {
                 done.add(ref);
             }
@@ -54,7 +54,7 @@ final class WaitSet {
         done.sort(Comparator.comparingLong(r -> r.entry.completionSeq()));
         List<ObjectRef<T>> ready = new ArrayList<>(done.subList(0, Math.min(numReady, done.size())));
         List<ObjectRef<T>> pending = new ArrayList<>(locals.size() - ready.size());
-        for (LocalObjectRef<T> ref : locals) {
+        for (OwnedRef<T> ref : locals) {
             if (!ready.contains(ref)) {
                 pending.add(ref);
             }
@@ -62,9 +62,9 @@ final class WaitSet {
         return new WaitResult<>(ready, pending);
     }
 
-    private static int countDone(List<? extends LocalObjectRef<?>> refs) {
+    private static int countDone(List<? extends OwnedRef<?>> refs) {
         int n = 0;
-        for (LocalObjectRef<?> r : refs) {
+        for (OwnedRef<?> r : refs) {
             if (r.entry.isDone()) {
                 n++;
             }

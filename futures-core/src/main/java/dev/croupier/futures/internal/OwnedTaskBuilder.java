@@ -9,9 +9,9 @@ import java.util.List;
 import java.util.Objects;
 
 /** Collects a task's options and submits it to its embedded cluster. Not thread-safe; use once. */
-final class LocalTaskBuilder<R> implements TaskBuilder<R> {
+final class OwnedTaskBuilder<R> implements TaskBuilder<R> {
 
-    private final EmbeddedCluster cluster;
+    private final OwnerCluster cluster;
     final TaskSpec.Invocation invocation;
     final Object[] args;
     String name;
@@ -22,7 +22,7 @@ final class LocalTaskBuilder<R> implements TaskBuilder<R> {
     int cpus = 1;
     private boolean submitted;
 
-    LocalTaskBuilder(EmbeddedCluster cluster, String defaultName, TaskSpec.Invocation invocation, Object[] args) {
+    OwnedTaskBuilder(OwnerCluster cluster, String defaultName, TaskSpec.Invocation invocation, Object[] args) {
         this.cluster = cluster;
         this.name = defaultName;
         this.invocation = invocation;

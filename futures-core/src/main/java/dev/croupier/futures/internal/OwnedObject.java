@@ -9,14 +9,15 @@ import java.util.List;
  * The owner's record of one object: its state, where copies live, who still needs it, and
  * the lineage (creating task and return index) to rebuild it from.
  *
- * <p>Design (after Ray's ownership model): the owner, here the embedded cluster, is the one
- * authority on an object. A value is {@code READY} once some node holds it; a READY entry
+ * <p>Design (after Ray's ownership model): the owner, the driver's {@link OwnerCluster}, is the
+ * one authority on an object; nodes only hold copies. A value is {@code READY} once some node
+ * holds it; a READY entry
  * whose every location has died is lost, and is rebuilt lazily by re-running its creator when
  * someone asks for it. An entry is {@code FREED} when no ref and no pending task needs it;
  * its lineage stays reachable from the entries made from it, so it can still be rebuilt if
  * one of those is lost. All fields are guarded by the entry's monitor; callbacks run outside it.
  */
-final class ObjectEntry {
+final class OwnedObject {
 
     enum State { PENDING, READY, FAILED, FREED }
 
@@ -27,8 +28,8 @@ final class ObjectEntry {
     final int returnIndex;
 
     private State state = State.PENDING;
-    /** Node incarnations holding a copy; a dead incarnation's copy is gone. */
-    private final List<Node> locations = new ArrayList<>(2);
+    /** NodeLink incarnations holding a copy; a dead incarnation's copy is gone. */
+    private final List<NodeLink> locations = new ArrayList<>(2);
     private long size;
     private CroupierException error;
     private List<Runnable> waiters;
@@ -36,7 +37,7 @@ final class ObjectEntry {
     private int taskUses;
     private long completionSeq;
 
-    ObjectEntry(ObjectId id, TaskSpec creator, int returnIndex) {
+    OwnedObject(ObjectId id, TaskSpec creator, int returnIndex) {
         this.id = id;
         this.creator = creator;
         this.returnIndex = returnIndex;
@@ -69,10 +70,10 @@ final class ObjectEntry {
     }
 
     /** A live node holding a copy, preferring {@code preferred}; null if none. */
-    synchronized Node liveLocation(Node preferred) {
-        Node any = null;
+    synchronized NodeLink liveLocation(NodeLink preferred) {
+        NodeLink any = null;
         for (int i = locations.size() - 1; i >= 0; i--) {
-            Node n = locations.get(i);
+            NodeLink n = locations.get(i);
             if (!n.alive()) {
                 locations.remove(i);
             } else if (n == preferred) {
@@ -84,17 +85,29 @@ final class ObjectEntry {
         return any;
     }
 
-    synchronized boolean isLocatedOn(Node node) {
+    synchronized boolean isLocatedOn(NodeLink node) {
         return locations.contains(node);
     }
 
     /** Forgets a copy the node turned out not to have. */
-    synchronized void removeLocation(Node node) {
+    synchronized void removeLocation(NodeLink node) {
         locations.remove(node);
     }
 
+    /** Forgets the copies on nodes with these ids: a node looked there and found none. */
+    synchronized void removeLocations(int[] nodeIds) {
+        locations.removeIf(n -> {
+            for (int id : nodeIds) {
+                if (n.id == id) {
+                    return true;
+                }
+            }
+            return false;
+        });
+    }
+
     /** Snapshot of the live nodes holding a copy. */
-    synchronized List<Node> liveLocations() {
+    synchronized List<NodeLink> liveLocations() {
         locations.removeIf(n -> !n.alive());
         return List.copyOf(locations);
     }
@@ -103,7 +116,7 @@ final class ObjectEntry {
      * Records a new copy on {@code node}. Returns false (and records nothing) if the entry
      * was freed meanwhile, in which case the caller deletes its copy.
      */
-    synchronized boolean addLocation(Node node) {
+    synchronized boolean addLocation(NodeLink node) {
         if (state == State.FREED) {
             return false;
         }
@@ -118,7 +131,7 @@ final class ObjectEntry {
      * none. Returns {@link #REJECTED} if the entry no longer wants a value (it was freed or
      * failed meanwhile).
      */
-    synchronized List<Runnable> markReady(Node node, long bytes, long seq) {
+    synchronized List<Runnable> markReady(NodeLink node, long bytes, long seq) {
         if (state == State.FREED || state == State.FAILED) {
             return REJECTED;
         }
@@ -220,11 +233,11 @@ final class ObjectEntry {
      * Frees the entry if nothing needs it; returns the live copies to delete, or null if it
      * was needed after all (or already freed). Waiters of a pending entry are kept.
      */
-    synchronized List<Node> free() {
+    synchronized List<NodeLink> free() {
         if (!unneeded() || state == State.FREED) {
             return null;
         }
-        List<Node> copies = List.copyOf(locations);
+        List<NodeLink> copies = List.copyOf(locations);
         locations.clear();
         if (state != State.FAILED) {
             state = State.FREED;

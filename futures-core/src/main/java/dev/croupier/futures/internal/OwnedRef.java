@@ -7,13 +7,13 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * A ref handle of the embedded cluster. Each instance holds one claim on its entry, dropped by
+ * A ref handle of an owner (either backend). Each instance holds one claim on its entry, dropped by
  * {@link #release()} or, failing that, by a {@link Cleaner} once the handle is unreachable.
  * A view returned by {@code get} keeps its object pinned until the handle is released; later
  * gets return the same view.
  * Thread-safe.
  */
-final class LocalObjectRef<T> implements ObjectRef<T> {
+final class OwnedRef<T> implements ObjectRef<T> {
 
     private static final Cleaner CLEANER = Cleaner.create(r -> {
         Thread t = new Thread(r, "croupier-ref-cleaner");
@@ -21,17 +21,21 @@ final class LocalObjectRef<T> implements ObjectRef<T> {
         return t;
     });
 
-    final ObjectEntry entry;
-    private final EmbeddedCluster cluster;
+    final OwnedObject entry;
+    private final OwnerCluster cluster;
     private final Release release;
     private final Cleaner.Cleanable cleanable;
 
-    LocalObjectRef(EmbeddedCluster cluster, ObjectEntry entry) {
+    OwnedRef(OwnerCluster cluster, OwnedObject entry) {
         this.cluster = cluster;
         this.entry = entry;
         entry.addHandle();
         this.release = new Release(cluster, entry);
         this.cleanable = CLEANER.register(this, release);
+    }
+
+    OwnerCluster owner() {
+        return cluster;
     }
 
     @Override
@@ -108,13 +112,13 @@ final class LocalObjectRef<T> implements ObjectRef<T> {
 
     /** The handle's claim and its pins; must not refer to the handle itself (Cleaner rule). */
     static final class Release implements Runnable {
-        private final EmbeddedCluster cluster;
-        private final ObjectEntry entry;
+        private final OwnerCluster cluster;
+        private final OwnedObject entry;
         private volatile boolean released;
         private NodeStore.Reading pin;
         private Object view;
 
-        Release(EmbeddedCluster cluster, ObjectEntry entry) {
+        Release(OwnerCluster cluster, OwnedObject entry) {
             this.cluster = cluster;
             this.entry = entry;
         }

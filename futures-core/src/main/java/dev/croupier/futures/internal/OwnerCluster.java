@@ -43,97 +43,96 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * N logical nodes in one JVM: the engine behind {@link Cluster#builder()}.
+ * The owner of a driver's tasks and objects, over either backend: the engine behind
+ * {@link Cluster#builder()} and {@link Cluster#connect}.
  *
- * <p>Design. The cluster is the owner of every object (Ray's ownership model with a single
- * owner): it keeps an {@link ObjectEntry} per live object and a {@link TaskSpec} per task,
- * which together are the lineage. A submitted task waits for its dependencies through
- * callbacks on their entries, is placed (hard affinity, soft affinity, data locality, least
- * load) and dispatched to a {@link Node} through the {@link Transport}. The node's worker
- * resolves arguments (fetching remote copies into its own store, or sending the task back to
- * wait if an argument has been lost), runs the function, encodes the results into its store,
- * and marks the outputs ready, which wakes the dependents. Node death loses the node's objects
- * and its attempts: attempts are resubmitted; objects are rebuilt lazily, when something needs
- * them, by re-running their creators recursively. Callbacks run on the thread that settled an
- * entry, through a per-thread trampoline so long chains never deepen the stack.
+ * <p>Design. After Ray's ownership model, the driver owns everything its tasks make: it keeps
+ * an {@link OwnedObject} per live object and a {@link TaskSpec} per task, which together are
+ * the lineage, plus reference counts, locations and placement. Nodes only run attempts and
+ * hold copies, and speak to the owner through the id-based node protocol of {@link Backend}:
+ * an {@link AttemptCall} goes out, one {@link AttemptOutcome} comes back. A submitted task
+ * waits for its dependencies through callbacks on their entries, is placed (hard affinity,
+ * soft affinity, data locality, least load) and dispatched. The node resolves arguments
+ * (pulling remote copies into its own store, or answering that an argument is lost), runs the
+ * function, stores the results, and reports; completion marks the outputs ready, which wakes
+ * the dependents. Node death loses the node's objects and its attempts: attempts are
+ * resubmitted; objects are rebuilt lazily, when something needs them, by re-running their
+ * creators recursively. An outcome of an attempt the owner no longer counts in flight on that
+ * node (the node was declared dead, or the attempt cancelled) is ignored. Callbacks run on the
+ * thread that settled an entry, through a per-thread trampoline so long chains never deepen
+ * the stack.
  *
- * <p>Placement lives in {@link Placement}, the worker side of an attempt in
- * {@link AttemptRunner}, {@code wait} in {@link WaitSet}. What stays here is the owner's state
- * machine (submit, complete, fail, retry, cancel, rebuild, free), longer than most classes
- * because it reads best in one place. Thread-safe.
+ * <p>Placement lives in {@link Placement}, the node side of an attempt in {@link NodeRuntime},
+ * {@code wait} in {@link WaitSet}. What stays here is the owner's state machine (submit,
+ * complete, fail, retry, cancel, rebuild, free), longer than most classes because it reads
+ * best in one place. Thread-safe.
  */
-public final class EmbeddedCluster implements Cluster {
+public final class OwnerCluster implements Cluster, Backend.Events {
 
-
-    private final ClusterConfig config;
     private final ValueCodecs codecs;
-    private final Transport transport = new LocalTransport();
-    private final long clusterTag = ThreadLocalRandom.current().nextLong();
+    private final Backend backend;
+    private final int cpusPerNode;
+    private final int smallObjectBytes;
+    private final long clusterTag;
     private final AtomicLong nextObject = new AtomicLong();
     private final AtomicLong nextTask = new AtomicLong();
+    private final AtomicLong nextAttempt = new AtomicLong();
     private final AtomicLong completionSeq = new AtomicLong();
-    private final AtomicInteger incarnations = new AtomicInteger();
-    private final ConcurrentHashMap<ObjectId, ObjectEntry> table = new ConcurrentHashMap<>();
-    private final CopyOnWriteArrayList<Node> nodes = new CopyOnWriteArrayList<>();
+    private final ConcurrentHashMap<ObjectId, OwnedObject> table = new ConcurrentHashMap<>();
+    private final CopyOnWriteArrayList<NodeLink> nodes = new CopyOnWriteArrayList<>();
     private final TaskStatsRecorder stats = new TaskStatsRecorder();
-    private final Path spillRoot;
     private final Placement placement;
-    private final AttemptRunner runner;
     private volatile boolean closed;
 
-    public EmbeddedCluster(ClusterConfig config) {
-        this.config = config;
-        this.codecs = new ValueCodecs(config.codecs(), config.serializableAllowList());
-        this.placement = new Placement(nodes, config.smallObjectBytes());
-        this.runner = new AttemptRunner(codecs, transport, stats, new AttemptRunner.Outcomes() {
-            @Override
-            public void complete(TaskSpec.Attempt attempt, long[] sizes) {
-                EmbeddedCluster.this.complete(attempt, sizes);
+    /**
+     * Starts what {@code config} describes: node processes to connect to, node processes to
+     * start on this machine, or (neither) an embedded cluster of node runtimes in this JVM.
+     */
+    public static Cluster start(ClusterConfig config) {
+        ValueCodecs codecs = new ValueCodecs(config.codecs(), config.serializableAllowList());
+        long tag = EmbeddedBackend.newTag();
+        Backend backend;
+        if (!config.addresses().isEmpty() || config.processes() > 0) {
+            if (!config.codecs().isEmpty()) {
+                throw new CroupierException(ErrorCode.BAD_INPUT, "Cluster.Builder.codec: codecs are not yet"
+                        + " shipped to node processes; use allowSerializable for these types instead");
             }
-
-            @Override
-            public void requeue(TaskSpec.Attempt attempt, ObjectEntry lost) {
-                EmbeddedCluster.this.requeue(attempt, lost);
+            NodeProcesses processes = null;
+            List<String> addresses = config.addresses();
+            if (config.processes() > 0) {
+                processes = new NodeProcesses(config.cpusPerNode(), config.objectStoreBytes(),
+                        config.memoryDirectory(), config.spillDirectory());
+                List<String> started = new ArrayList<>();
+                try {
+                    for (int i = 0; i < config.processes(); i++) {
+                        started.add(processes.start(i));
+                    }
+                } catch (RuntimeException e) {
+                    processes.close();
+                    throw e;
+                }
+                addresses = started;
             }
-
-            @Override
-            public void failed(TaskSpec.Attempt attempt, Throwable error) {
-                attemptFailed(attempt, error);
-            }
-        });
-        try {
-            Path base = config.spillDirectory() != null
-                    ? config.spillDirectory() : Path.of(System.getProperty("java.io.tmpdir"));
-            Files.createDirectories(base);
-            this.spillRoot = Files.createTempDirectory(base, "croupier-cluster-");
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot create a spill folder under " + config.spillDirectory(), e);
+            backend = new ProcessBackend(addresses, codecs, config.serializableAllowList(), tag, processes);
+        } else {
+            backend = new EmbeddedBackend(config, codecs, tag);
         }
-        for (int i = 0; i < config.nodes(); i++) {
-            nodes.add(newNode(i));
-        }
+        return new OwnerCluster(codecs, backend, tag, config.smallObjectBytes());
     }
 
-    private Node newNode(int id) {
-        String name = "node-" + id + "." + incarnations.incrementAndGet();
-        Path spill = spillRoot.resolve(name);
-        // Store names must be unique on the machine (their memory folders share /dev/shm), also
-        // across clusters and JVMs: the cluster's random tag makes them so.
-        String storeName = Long.toUnsignedString(clusterTag, 36) + "-" + name;
-        try {
-            Files.createDirectories(spill);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot create the spill folder " + spill, e);
-        }
-        ObjectStore.Builder store = ObjectStore.builder()
-                .name(storeName)
-                .capacityBytes(config.objectStoreBytes())
-                .spillDirectory(spill);
-        if (config.memoryDirectory() != null) {
-            store.memoryDirectory(config.memoryDirectory());
-        }
-        return new Node(id, config.cpusPerNode(), new NodeStore(store.build(), config.smallObjectBytes()), runner::run,
-                attempt -> prefetchArguments(attempt.spec, attempt.node));
+    /**
+     * Owns the tasks and objects of one driver session on {@code backend}'s nodes.
+     *
+     * @param sessionTag the high half of every object id, unique per session on the nodes
+     */
+    OwnerCluster(ValueCodecs codecs, Backend backend, long sessionTag, int smallObjectBytes) {
+        this.codecs = codecs;
+        this.backend = backend;
+        this.clusterTag = sessionTag;
+        this.smallObjectBytes = smallObjectBytes;
+        this.placement = new Placement(nodes, smallObjectBytes);
+        nodes.addAll(backend.start(this));
+        this.cpusPerNode = nodes.stream().mapToInt(n -> n.cpus).max().orElse(1);
     }
 
     Executor callbacks() {
@@ -188,35 +187,67 @@ public final class EmbeddedCluster implements Cluster {
 
     private <R> TaskBuilder<R> builder(Serializable fn, TaskSpec.Invocation invocation, Object... args) {
         ensureOpen();
-        return new LocalTaskBuilder<>(this, TaskNames.of(fn), invocation, args);
+        return new OwnedTaskBuilder<>(this, TaskNames.of(fn), invocation, args);
     }
 
-    <T> List<ObjectRef<T>> submit(LocalTaskBuilder<?> b, int numReturns, boolean multi) {
+    <T> List<ObjectRef<T>> submit(OwnedTaskBuilder<?> b, int numReturns, boolean multi) {
         ensureOpen();
-        if (b.cpus > config.cpusPerNode()) {
+        if (b.cpus > cpusPerNode) {
             throw new CroupierException(ErrorCode.BAD_INPUT, "task '" + b.name + "' asks for " + b.cpus
-                    + " cpus but a node has " + config.cpusPerNode());
+                    + " cpus but a node has " + cpusPerNode);
         }
-        ObjectEntry[] deps = dependencies(b.args, b.name);
-        TaskSpec spec = new TaskSpec(nextTask.incrementAndGet(), b.name, b.invocation, b.args, deps, multi,
-                b.affinityNode, b.affinity, b.maxRetries, b.retryExceptions, b.cpus);
-        ObjectEntry[] outputs = new ObjectEntry[numReturns];
+        OwnedObject[] deps = dependencies(b.args, b.name);
+        TaskSpec spec = new TaskSpec(nextTask.incrementAndGet(), b.name, payload(b.invocation, b.name, "its function"),
+                payloads(b.args, b.name), deps, multi, b.affinityNode, b.affinity, b.maxRetries, b.retryExceptions, b.cpus);
+        OwnedObject[] outputs = new OwnedObject[numReturns];
         List<ObjectRef<T>> refs = new ArrayList<>(numReturns);
         for (int i = 0; i < numReturns; i++) {
-            outputs[i] = new ObjectEntry(newObjectId(), spec, i);
+            outputs[i] = new OwnedObject(newObjectId(), spec, i);
             table.put(outputs[i].id, outputs[i]);
-            refs.add(new LocalObjectRef<>(this, outputs[i]));
+            refs.add(new OwnedRef<>(this, outputs[i]));
         }
         spec.outputs = outputs;
-        for (ObjectEntry dep : deps) {
+        for (OwnedObject dep : deps) {
             dep.addTaskUse();
         }
         submitSpec(spec);
         return refs;
     }
 
-    private ObjectEntry[] dependencies(Object[] args, String taskName) {
-        IdentityHashMap<ObjectEntry, Boolean> deps = new IdentityHashMap<>();
+    /**
+     * A function or plain argument as the backend carries it: encoded once, here, where the
+     * backend's messages cross a process boundary, so whatever cannot travel is refused at
+     * submission with the class named.
+     */
+    private Payload payload(Object value, String taskName, String what) {
+        if (!backend.encodes()) {
+            return new Payload.Live(value);
+        }
+        ValueCodecs.Encoded encoded;
+        try {
+            encoded = codecs.encode(value);
+        } catch (CroupierException e) {
+            throw new CroupierException(ErrorCode.BAD_INPUT, "task '" + taskName + "': " + what
+                    + " cannot be sent to a node: " + e.getMessage(), e);
+        }
+        byte[] frame = new byte[Math.toIntExact(encoded.size())];
+        encoded.writeTo(java.lang.foreign.MemorySegment.ofArray(frame));
+        return new Payload.Encoded(frame);
+    }
+
+    /** The arguments with every plain value as a payload; refs and ref lists stay as given. */
+    private Object[] payloads(Object[] args, String taskName) {
+        Object[] out = new Object[args.length];
+        for (int i = 0; i < args.length; i++) {
+            Object arg = args[i];
+            out[i] = arg instanceof ObjectRef<?> || arg instanceof RefList<?> ? arg
+                    : payload(arg, taskName, "argument " + (i + 1));
+        }
+        return out;
+    }
+
+    private OwnedObject[] dependencies(Object[] args, String taskName) {
+        IdentityHashMap<OwnedObject, Boolean> deps = new IdentityHashMap<>();
         for (Object arg : args) {
             if (arg instanceof ObjectRef<?> ref) {
                 deps.put(entryOf(ref, taskName), Boolean.TRUE);
@@ -226,15 +257,16 @@ public final class EmbeddedCluster implements Cluster {
                 }
             }
         }
-        return deps.keySet().toArray(new ObjectEntry[0]);
+        return deps.keySet().toArray(new OwnedObject[0]);
     }
 
-    private ObjectEntry entryOf(ObjectRef<?> ref, String taskName) {
-        if (!(ref instanceof LocalObjectRef<?> local) || !table.containsKey(local.entry.id) && local.entry.unneeded()) {
+    private OwnedObject entryOf(ObjectRef<?> ref, String taskName) {
+        if (!(ref instanceof OwnedRef<?> owned) || owned.owner() != this
+                || !table.containsKey(owned.entry.id) && owned.entry.unneeded()) {
             throw new CroupierException(ErrorCode.BAD_INPUT, "task '" + taskName + "': argument " + ref
                     + " does not belong to this cluster or was released");
         }
-        return local.entry;
+        return owned.entry;
     }
 
     private ObjectId newObjectId() {
@@ -249,7 +281,7 @@ public final class EmbeddedCluster implements Cluster {
             spec.pendingDeps = spec.deps.length + 1;
             spec.state = TaskSpec.State.WAITING;
         }
-        for (ObjectEntry dep : spec.deps) {
+        for (OwnedObject dep : spec.deps) {
             if (dep.whenSettled(() -> depSettled(spec, gen, dep))) {
                 rebuild(dep);
             }
@@ -257,8 +289,8 @@ public final class EmbeddedCluster implements Cluster {
         depSettled(spec, gen, null);
     }
 
-    private void depSettled(TaskSpec spec, int gen, ObjectEntry dep) {
-        if (dep != null && dep.state() == ObjectEntry.State.FAILED) {
+    private void depSettled(TaskSpec spec, int gen, OwnedObject dep) {
+        if (dep != null && dep.state() == OwnedObject.State.FAILED) {
             boolean fail;
             synchronized (spec) {
                 fail = spec.generation == gen && spec.state == TaskSpec.State.WAITING;
@@ -286,7 +318,7 @@ public final class EmbeddedCluster implements Cluster {
 
     private void schedule(TaskSpec spec, int gen) {
         while (true) {
-            Node node = placement.place(spec);
+            NodeLink node = placement.place(spec);
             if (node == null) {
                 String why = spec.affinity == Affinity.HARD && spec.affinityNode >= 0
                         ? "node " + spec.affinityNode + " (hard affinity) is not alive"
@@ -295,19 +327,21 @@ public final class EmbeddedCluster implements Cluster {
                         new TaskFailedException(spec.name, spec.affinityNode, spec + " cannot run: " + why, null));
                 return;
             }
-            TaskSpec.Attempt attempt = new TaskSpec.Attempt(spec, node, System.nanoTime());
+            TaskSpec.Attempt attempt = new TaskSpec.Attempt(nextAttempt.incrementAndGet(), spec, node);
             synchronized (spec) {
                 if (spec.generation != gen || spec.state != TaskSpec.State.WAITING) {
                     return;
                 }
-                spec.state = TaskSpec.State.QUEUED;
+                spec.state = TaskSpec.State.DISPATCHED;
                 spec.current = attempt;
             }
-            if (transport.dispatch(attempt)) {
+            attempt.call = call(attempt);
+            if (node.add(attempt)) {
+                backend.dispatch(node, attempt.call);
                 return;
             }
             synchronized (spec) {
-                if (spec.current != attempt || spec.state != TaskSpec.State.QUEUED) {
+                if (spec.current != attempt || spec.state != TaskSpec.State.DISPATCHED) {
                     return;
                 }
                 spec.state = TaskSpec.State.WAITING;
@@ -316,34 +350,102 @@ public final class EmbeddedCluster implements Cluster {
         }
     }
 
-    /**
-     * Asks the node's store to restore the task's spilled arguments while the task waits near
-     * the head of its node's queue, so disk reads overlap other tasks' execution. Small values
-     * never spill.
-     */
-    private void prefetchArguments(TaskSpec spec, Node node) {
-        if (spec.deps.length == 0) {
-            return;
-        }
-        List<ObjectId> local = new ArrayList<>(spec.deps.length);
-        for (ObjectEntry dep : spec.deps) {
-            if (dep.size() >= config.smallObjectBytes() && dep.isLocatedOn(node)) {
-                local.add(dep.id);
+    /** The attempt in protocol form: ids, payloads, and the argument locations known now. */
+    private AttemptCall call(TaskSpec.Attempt attempt) {
+        TaskSpec spec = attempt.spec;
+        Object[] args = new Object[spec.args.length];
+        for (int i = 0; i < args.length; i++) {
+            Object arg = spec.args[i];
+            if (arg instanceof OwnedRef<?> ref) {
+                args[i] = ref(ref.entry);
+            } else if (arg instanceof RefList<?> list) {
+                AttemptCall.Ref[] refs = new AttemptCall.Ref[list.refs().size()];
+                for (int j = 0; j < refs.length; j++) {
+                    refs[j] = ref(((OwnedRef<?>) list.refs().get(j)).entry);
+                }
+                args[i] = new AttemptCall.RefList(refs);
+            } else {
+                args[i] = arg;
             }
         }
-        try {
-            node.store().prefetch(local);
-        } catch (IllegalStateException | StoreClosedException diedMeanwhile) {
-            // the kill resubmits the attempt; nothing to restore
+        ObjectId[] outputs = new ObjectId[spec.outputs.length];
+        for (int i = 0; i < outputs.length; i++) {
+            outputs[i] = spec.outputs[i].id;
+        }
+        return new AttemptCall(attempt.id, spec.name, spec.cpus, spec.function, args, outputs, spec.multiReturn);
+    }
+
+    private static AttemptCall.Ref ref(OwnedObject entry) {
+        List<NodeLink> at = entry.liveLocations();
+        int[] ids = new int[at.size()];
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = at.get(i).id;
+        }
+        return new AttemptCall.Ref(entry.id, entry.size(), ids);
+    }
+
+    // ---------------------------------------------------------------- outcomes
+
+    @Override
+    public void outcome(NodeLink node, AttemptOutcome outcome) {
+        for (ObjectId copy : outcome.copies()) {
+            OwnedObject entry = table.get(copy);
+            if (entry == null || !entry.addLocation(node)) {
+                deleteQuietly(node, copy); // freed while the node pulled it
+            }
+        }
+        TaskSpec.Attempt attempt = node.remove(outcome.attemptId());
+        if (attempt == null) {
+            return; // the node was declared dead, or the attempt cancelled
+        }
+        TaskSpec spec = attempt.spec;
+        stats.record(spec.name, node.id, outcome.kind() == AttemptOutcome.Kind.FAILED, outcome.queueNanos(),
+                outcome.wallNanos(), outcome.cpuNanos(), outcome.bytesIn(), outcome.bytesOut());
+        switch (outcome.kind()) {
+            case COMPLETED -> complete(attempt, outcome.sizes());
+            case FAILED -> attemptFailed(attempt, outcome.error());
+            case ARGUMENT_LOST -> requeue(attempt, outcome.lost());
+        }
+    }
+
+    @Override
+    public void nodeDied(NodeLink node) {
+        resubmit(node, node.die());
+    }
+
+    /** Sends a dead node's attempts elsewhere, each spending a retry. */
+    private void resubmit(NodeLink node, List<TaskSpec.Attempt> lost) {
+        for (TaskSpec.Attempt attempt : lost) {
+            TaskSpec spec = attempt.spec;
+            boolean resubmit;
+            synchronized (spec) {
+                if (spec.current != attempt || spec.state != TaskSpec.State.DISPATCHED) {
+                    continue;
+                }
+                resubmit = spec.retries < spec.maxRetries;
+                spec.current = null;
+                if (resubmit) {
+                    spec.retries++;
+                } else {
+                    spec.state = TaskSpec.State.FAILED;
+                }
+            }
+            if (resubmit) {
+                submitSpec(spec);
+            } else {
+                releaseDeps(spec);
+                failOutputs(spec, new TaskFailedException(spec.name, node.id, node + " died while running "
+                        + spec + ", which has used its " + spec.maxRetries + " retries", null));
+            }
         }
     }
 
     private void complete(TaskSpec.Attempt attempt, long[] sizes) {
         TaskSpec spec = attempt.spec;
-        Node node = attempt.node;
+        NodeLink node = attempt.node;
         boolean won;
         synchronized (spec) {
-            won = spec.current == attempt && spec.state == TaskSpec.State.RUNNING;
+            won = spec.current == attempt && spec.state == TaskSpec.State.DISPATCHED;
             if (won) {
                 spec.state = TaskSpec.State.DONE;
                 spec.current = null;
@@ -357,10 +459,10 @@ public final class EmbeddedCluster implements Cluster {
         // nothing still held for this task.
         releaseDeps(spec);
         for (int i = 0; i < spec.outputs.length; i++) {
-            ObjectEntry out = spec.outputs[i];
+            OwnedObject out = spec.outputs[i];
             List<Runnable> waiters = out.markReady(node, sizes[i], completionSeq.incrementAndGet());
-            if (waiters == ObjectEntry.REJECTED) {
-                discardOutputs(node, new ObjectEntry[] {out});
+            if (waiters == OwnedObject.REJECTED) {
+                discardOutputs(node, new OwnedObject[] {out});
             } else {
                 Trampoline.runAll(waiters);
                 if (out.unneeded()) {
@@ -371,19 +473,30 @@ public final class EmbeddedCluster implements Cluster {
     }
 
     /** Deletes the copies a superseded attempt wrote, except those the owner lists as this node's. */
-    private static void discardOutputs(Node node, ObjectEntry[] outputs) {
-        for (ObjectEntry out : outputs) {
+    private void discardOutputs(NodeLink node, OwnedObject[] outputs) {
+        for (OwnedObject out : outputs) {
             if (!out.isLocatedOn(node)) {
-                deleteQuietly(node, out);
+                deleteQuietly(node, out.id);
             }
         }
     }
 
-    private void requeue(TaskSpec.Attempt attempt, ObjectEntry lost) {
+    private void requeue(TaskSpec.Attempt attempt, ObjectId lostId) {
         TaskSpec spec = attempt.spec;
+        OwnedObject lost = null;
+        for (OwnedObject dep : spec.deps) {
+            if (dep.id.equals(lostId)) {
+                lost = dep;
+            }
+        }
+        if (lost == null) {
+            attemptFailed(attempt, new IllegalStateException(attempt.node + " reported argument " + lostId
+                    + " lost, which " + spec + " does not read"));
+            return;
+        }
         int gen;
         synchronized (spec) {
-            if (spec.current != attempt || spec.state != TaskSpec.State.RUNNING) {
+            if (spec.current != attempt || spec.state != TaskSpec.State.DISPATCHED) {
                 return;
             }
             spec.state = TaskSpec.State.WAITING;
@@ -391,20 +504,21 @@ public final class EmbeddedCluster implements Cluster {
             gen = ++spec.generation;
             spec.pendingDeps = 1;
         }
-        if (lost.whenSettled(() -> depSettled(spec, gen, lost))) {
-            rebuild(lost);
+        // The node found no copy where the call said: forget those locations (a later
+        // location, unknown at dispatch, stays), so the next placement rebuilds or goes there.
+        lost.removeLocations(attempt.call.refTo(lostId).nodes());
+        OwnedObject dep = lost;
+        if (dep.whenSettled(() -> depSettled(spec, gen, dep))) {
+            rebuild(dep);
         }
     }
 
-    private void attemptFailed(TaskSpec.Attempt attempt, Throwable t) {
+    private void attemptFailed(TaskSpec.Attempt attempt, Throwable cause) {
         TaskSpec spec = attempt.spec;
-        Node node = attempt.node;
-        if (!node.alive()) {
-            return; // the kill resubmits what was running there
-        }
+        NodeLink node = attempt.node;
         boolean retry;
         synchronized (spec) {
-            if (spec.current != attempt || spec.state != TaskSpec.State.RUNNING) {
+            if (spec.current != attempt || spec.state != TaskSpec.State.DISPATCHED) {
                 return; // cancelled, or superseded
             }
             retry = spec.retryExceptions && spec.retries < spec.maxRetries;
@@ -420,7 +534,6 @@ public final class EmbeddedCluster implements Cluster {
             submitSpec(spec);
             return;
         }
-        Throwable cause = t instanceof java.lang.reflect.InvocationTargetException ite ? ite.getCause() : t;
         releaseDeps(spec);
         failOutputs(spec, new TaskFailedException(spec.name, node.id,
                 spec + " failed on node " + node.id + ": " + cause, cause));
@@ -439,7 +552,7 @@ public final class EmbeddedCluster implements Cluster {
     }
 
     private void failOutputs(TaskSpec spec, CroupierException error) {
-        for (ObjectEntry out : spec.outputs) {
+        for (OwnedObject out : spec.outputs) {
             Trampoline.runAll(out.markFailed(error, completionSeq.incrementAndGet()));
             if (out.unneeded()) {
                 freeEntry(out);
@@ -448,7 +561,7 @@ public final class EmbeddedCluster implements Cluster {
     }
 
     private void releaseDeps(TaskSpec spec) {
-        for (ObjectEntry dep : spec.deps) {
+        for (OwnedObject dep : spec.deps) {
             if (dep.dropTaskUse()) {
                 freeEntry(dep);
             }
@@ -465,7 +578,7 @@ public final class EmbeddedCluster implements Cluster {
      * reduce output), and every rebuild answers a loss, so the number of rebuilds is bounded by
      * the losses, not by the task.
      */
-    void rebuild(ObjectEntry entry) {
+    void rebuild(OwnedObject entry) {
         if (!entry.markRebuilding()) {
             return;
         }
@@ -484,7 +597,7 @@ public final class EmbeddedCluster implements Cluster {
             }
         }
         if (resubmit) {
-            for (ObjectEntry dep : creator.deps) {
+            for (OwnedObject dep : creator.deps) {
                 dep.addTaskUse();
             }
             submitSpec(creator);
@@ -498,15 +611,15 @@ public final class EmbeddedCluster implements Cluster {
         ensureOpen();
         ValueCodecs.Encoded encoded = codecs.encode(value);
         while (true) {
-            Node node = placement.leastLoaded();
+            NodeLink node = placement.leastLoaded();
             if (node == null) {
                 throw new CroupierException(ErrorCode.CLOSED, "no node is alive to put a value on");
             }
-            ObjectEntry entry = new ObjectEntry(newObjectId(), null, 0);
+            OwnedObject entry = new OwnedObject(newObjectId(), null, 0);
             try {
-                long size = node.store().put(entry.id, encoded);
+                long size = backend.put(node, entry.id, encoded);
                 table.put(entry.id, entry);
-                LocalObjectRef<T> ref = new LocalObjectRef<>(this, entry);
+                OwnedRef<T> ref = new OwnedRef<>(this, entry);
                 entry.markReady(node, size, completionSeq.incrementAndGet());
                 return ref;
             } catch (InterruptedException e) {
@@ -520,7 +633,7 @@ public final class EmbeddedCluster implements Cluster {
         }
     }
 
-    Object getValue(ObjectEntry entry, Duration timeout, LocalObjectRef.Release release) {
+    Object getValue(OwnedObject entry, Duration timeout, OwnedRef.Release release) {
         long deadline = timeout == null ? Long.MAX_VALUE : System.nanoTime() + timeout.toNanos();
         try {
             Object kept = release.pinnedView();
@@ -532,17 +645,17 @@ public final class EmbeddedCluster implements Cluster {
                 if (!entry.awaitSettled(deadline)) {
                     throw new GetTimeoutException(entry + " was not ready within " + timeout);
                 }
-                if (entry.state() == ObjectEntry.State.FAILED) {
+                if (entry.state() == OwnedObject.State.FAILED) {
                     throw entry.error();
                 }
-                Node node = entry.liveLocation(null);
+                NodeLink node = entry.liveLocation(null);
                 if (node == null) {
                     rebuild(entry);
                     continue;
                 }
                 NodeStore.Reading reading;
                 try {
-                    reading = node.store().open(entry.id);
+                    reading = backend.read(node, entry.id);
                 } catch (IllegalStateException | StoreClosedException closed) {
                     continue; // the node died under us; its location is dead now
                 }
@@ -563,33 +676,26 @@ public final class EmbeddedCluster implements Cluster {
         }
     }
 
-    void dropHandle(ObjectEntry entry) {
+    void dropHandle(OwnedObject entry) {
         if (entry.dropHandle()) {
             freeEntry(entry);
         }
     }
 
-    private void freeEntry(ObjectEntry entry) {
-        List<Node> copies = entry.free();
+    private void freeEntry(OwnedObject entry) {
+        List<NodeLink> copies = entry.free();
         if (copies == null) {
             return;
         }
         table.remove(entry.id, entry);
-        for (Node n : copies) {
-            deleteQuietly(n, entry);
+        for (NodeLink n : copies) {
+            deleteQuietly(n, entry.id);
         }
     }
 
-    private static void deleteQuietly(Node node, ObjectEntry... entries) {
-        if (!node.alive()) {
-            return;
-        }
-        for (ObjectEntry e : entries) {
-            try {
-                node.store().delete(e.id);
-            } catch (IllegalStateException | StoreClosedException closedUnderUs) {
-                return;
-            }
+    private void deleteQuietly(NodeLink node, ObjectId id) {
+        if (node.alive()) {
+            backend.free(node, id);
         }
     }
 
@@ -599,12 +705,12 @@ public final class EmbeddedCluster implements Cluster {
             throw new CroupierException(ErrorCode.BAD_INPUT,
                     "wait: numReady = " + numReady + " is out of range; allowed: 0.." + refs.size());
         }
-        List<LocalObjectRef<T>> locals = new ArrayList<>(refs.size());
+        List<OwnedRef<T>> owned = new ArrayList<>(refs.size());
         for (ObjectRef<T> ref : refs) {
             entryOf(ref, "wait");
-            locals.add((LocalObjectRef<T>) ref);
+            owned.add((OwnedRef<T>) ref);
         }
-        return WaitSet.await(locals, numReady, timeout);
+        return WaitSet.await(owned, numReady, timeout);
     }
 
     @Override
@@ -613,15 +719,17 @@ public final class EmbeddedCluster implements Cluster {
         if (spec == null) {
             return false;
         }
+        TaskSpec.Attempt current;
         synchronized (spec) {
             if (spec.isFinished()) {
                 return false;
             }
             spec.state = TaskSpec.State.CANCELLED;
-            if (spec.current != null && spec.current.runner != null) {
-                spec.current.runner.interrupt();
-            }
+            current = spec.current;
             spec.current = null;
+        }
+        if (current != null && current.node.remove(current.id) != null) {
+            backend.cancel(current.node, current.id);
         }
         releaseDeps(spec);
         failOutputs(spec, new TaskCancelledException(spec + " was cancelled"));
@@ -632,31 +740,11 @@ public final class EmbeddedCluster implements Cluster {
 
     @Override
     public void killNode(int nodeId) {
-        Node node = node(nodeId);
-        for (TaskSpec.Attempt attempt : node.kill()) {
-            TaskSpec spec = attempt.spec;
-            boolean resubmit;
-            synchronized (spec) {
-                if (spec.current != attempt
-                        || (spec.state != TaskSpec.State.QUEUED && spec.state != TaskSpec.State.RUNNING)) {
-                    continue;
-                }
-                resubmit = spec.retries < spec.maxRetries;
-                spec.current = null;
-                if (resubmit) {
-                    spec.retries++;
-                } else {
-                    spec.state = TaskSpec.State.FAILED;
-                }
-            }
-            if (resubmit) {
-                submitSpec(spec);
-            } else {
-                releaseDeps(spec);
-                failOutputs(spec, new TaskFailedException(spec.name, nodeId, "node " + nodeId + " died while running "
-                        + spec + ", which has used its " + spec.maxRetries + " retries", null));
-            }
-        }
+        NodeLink node = node(nodeId);
+        // Declared dead first, so that what its interrupted tasks report is stale.
+        List<TaskSpec.Attempt> lost = node.die();
+        backend.kill(node);
+        resubmit(node, lost);
     }
 
     @Override
@@ -666,7 +754,7 @@ public final class EmbeddedCluster implements Cluster {
             if (node(nodeId).alive()) {
                 throw new CroupierException(ErrorCode.BAD_INPUT, "restartNode: node " + nodeId + " is alive");
             }
-            nodes.set(nodeId, newNode(nodeId));
+            nodes.set(nodeId, backend.startNode(nodeId));
         }
     }
 
@@ -675,12 +763,12 @@ public final class EmbeddedCluster implements Cluster {
         ensureOpen();
         synchronized (nodes) {
             int id = nodes.size();
-            nodes.add(newNode(id));
+            nodes.add(backend.startNode(id));
             return id;
         }
     }
 
-    private Node node(int nodeId) {
+    private NodeLink node(int nodeId) {
         if (nodeId < 0 || nodeId >= nodes.size()) {
             throw new CroupierException(ErrorCode.BAD_INPUT,
                     "node " + nodeId + " does not exist; nodes are 0.." + (nodes.size() - 1));
@@ -691,7 +779,7 @@ public final class EmbeddedCluster implements Cluster {
     @Override
     public List<Integer> aliveNodes() {
         List<Integer> ids = new ArrayList<>();
-        for (Node n : nodes) {
+        for (NodeLink n : nodes) {
             if (n.alive()) {
                 ids.add(n.id);
             }
@@ -701,13 +789,13 @@ public final class EmbeddedCluster implements Cluster {
 
     @Override
     public long objectStoreBytes() {
-        return config.objectStoreBytes();
+        return backend.objectStoreBytes();
     }
 
     @Override
     public long objectCount() {
         long n = 0;
-        for (ObjectEntry e : table.values()) {
+        for (OwnedObject e : table.values()) {
             if (e.isAvailable()) {
                 n++;
             }
@@ -718,20 +806,8 @@ public final class EmbeddedCluster implements Cluster {
     @Override
     public ClusterStats stats() {
         List<ClusterStats.NodeStats> nodeStats = new ArrayList<>();
-        for (Node n : nodes) {
-            long objects = 0;
-            StoreMetrics m = null;
-            if (n.alive()) {
-                try {
-                    objects = n.store().objectCount();
-                    m = n.store().metrics();
-                } catch (IllegalStateException | StoreClosedException closedUnderUs) {
-                    m = null;
-                }
-            }
-            nodeStats.add(new ClusterStats.NodeStats(n.id, n.alive(), n.tasksRun(), objects,
-                    m == null ? 0 : m.bytesInMemory(), m == null ? 0 : m.bytesSpilled(),
-                    m == null ? 0 : m.bytesRestored(), n.bytesFetched()));
+        for (NodeLink n : nodes) {
+            nodeStats.add(backend.stats(n));
         }
         return new ClusterStats(stats.snapshot(), nodeStats);
     }
@@ -742,33 +818,15 @@ public final class EmbeddedCluster implements Cluster {
             return;
         }
         closed = true;
-        for (Node n : nodes) {
-            n.kill();
+        for (NodeLink n : nodes) {
+            n.die();
         }
-        // Tasks were interrupted; wait for them to return so that nothing a task does (a file it
-        // writes, memory it touches) happens after close, where the caller cleans up after a
-        // failed job. Bounded: a task that ignores interrupts must not hang close.
-        long deadline = System.nanoTime() + CLOSE_WAIT_MILLIS * 1_000_000L;
-        for (Node n : nodes) {
-            n.awaitStopped(Math.max(0, (deadline - System.nanoTime()) / 1_000_000L));
-        }
+        backend.close();
         CroupierException gone = new CroupierException(ErrorCode.CLOSED, "the cluster was closed");
-        for (ObjectEntry e : table.values()) {
+        for (OwnedObject e : table.values()) {
             Trampoline.runAll(e.markFailed(gone, completionSeq.incrementAndGet()));
         }
         table.clear();
-        deleteTree(spillRoot);
-    }
-
-    /** Longest {@link #close} waits for interrupted tasks to return. */
-    static final long CLOSE_WAIT_MILLIS = 30_000;
-
-    private static void deleteTree(Path root) {
-        try (var paths = Files.walk(root)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException | UncheckedIOException ignored) {
-            // best effort: the stores already removed their own files
-        }
     }
 
     private void ensureOpen() {

@@ -1,0 +1,198 @@
+package dev.croupier.futures;
+
+import dev.croupier.futures.internal.NodeService;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.Objects;
+
+/**
+ * A node process: one object store and its CPU slots, serving tasks and objects to any number
+ * of drivers ({@link Cluster#connect}) over gRPC until it is closed or the process gets SIGTERM
+ * or SIGINT. {@code bin/croupier node} and {@code Cluster.builder().processes(n)} run
+ * {@link #main}.
+ *
+ * <p>Thread-safe.
+ */
+public final class NodeServer implements AutoCloseable {
+
+    /** What a node prints on its standard output once it serves, followed by its address. */
+    public static final String READY = "croupier node listening on ";
+
+    private final NodeService service;
+
+    private NodeServer(NodeService service) {
+        this.service = service;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** {@code host:port} the node serves on. */
+    public String address() {
+        return service.address();
+    }
+
+    /** Blocks until the node stops. */
+    public void awaitTermination() throws InterruptedException {
+        service.awaitTermination();
+    }
+
+    /** Stops serving, interrupts running tasks and frees the store's memory and files. */
+    @Override
+    public void close() {
+        service.close();
+    }
+
+    /**
+     * {@code --port P [--bind ADDR] [--store-memory SIZE] [--spill-dir DIR] [--memory-dir DIR]
+     * [--cpus N] [--token-file F]}: serves until SIGTERM or SIGINT, after printing
+     * {@link #READY} and the address.
+     */
+    public static void main(String[] args) throws InterruptedException {
+        Builder b = builder();
+        try {
+            for (int i = 0; i < args.length; i++) {
+                String flag = args[i];
+                if (i + 1 >= args.length) {
+                    throw new CroupierException(ErrorCode.BAD_INPUT, "node: " + flag + " needs a value");
+                }
+                String value = args[++i];
+                switch (flag) {
+                    case "--port" -> b.port(Integer.parseInt(value));
+                    case "--bind" -> b.bind(value);
+                    case "--store-memory" -> b.objectStoreBytes(parseSize(value));
+                    case "--spill-dir" -> b.spillDirectory(Path.of(value));
+                    case "--memory-dir" -> b.memoryDirectory(Path.of(value));
+                    case "--cpus" -> b.cpus(Integer.parseInt(value));
+                    case "--token-file" -> b.tokenFile(Path.of(value));
+                    default -> throw new CroupierException(ErrorCode.BAD_INPUT, "node: unknown flag " + flag
+                            + "; flags: --port --bind --store-memory --spill-dir --memory-dir --cpus --token-file");
+                }
+            }
+        } catch (NumberFormatException e) {
+            System.err.println("croupier node: not a number: " + e.getMessage());
+            System.exit(2);
+        } catch (CroupierException e) {
+            System.err.println("croupier " + e.getMessage());
+            System.exit(2);
+        }
+        NodeServer node;
+        try {
+            node = b.start();
+        } catch (CroupierException e) {
+            System.err.println("croupier node: " + e.getMessage());
+            System.exit(1);
+            return;
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(node::close, "croupier-node-shutdown"));
+        System.out.println(READY + node.address());
+        System.out.flush();
+        node.awaitTermination();
+    }
+
+    /** {@code 512m}, {@code 2g}, {@code 1048576}: a byte count with an optional k/m/g/t suffix. */
+    static long parseSize(String text) {
+        String t = text.trim().toLowerCase(Locale.ROOT);
+        int shift = switch (t.isEmpty() ? ' ' : t.charAt(t.length() - 1)) {
+            case 'k' -> 10;
+            case 'm' -> 20;
+            case 'g' -> 30;
+            case 't' -> 40;
+            default -> 0;
+        };
+        String digits = shift == 0 ? t : t.substring(0, t.length() - 1);
+        try {
+            return Math.multiplyExact(Long.parseLong(digits), 1L << shift);
+        } catch (NumberFormatException | ArithmeticException e) {
+            throw new CroupierException(ErrorCode.BAD_INPUT, "node: '" + text + "' is not a size (say 512m or 2g)");
+        }
+    }
+
+    /** Settings of a node, checked by {@link #start()}. Not thread-safe. */
+    public static final class Builder {
+        private String bind = "127.0.0.1";
+        private int port;
+        private int cpus = Runtime.getRuntime().availableProcessors();
+        private long objectStoreBytes = Cluster.Builder.DEFAULT_OBJECT_STORE_BYTES;
+        private int smallObjectBytes = Cluster.Builder.DEFAULT_SMALL_OBJECT_BYTES;
+        private Path memoryDirectory;
+        private Path spillDirectory;
+        private Path tokenFile;
+
+        private Builder() {}
+
+        /** Address to bind (default 127.0.0.1: only this machine can connect). */
+        public Builder bind(String address) {
+            this.bind = Objects.requireNonNull(address, "bind");
+            return this;
+        }
+
+        /** Port to serve on; 0 (the default) for any free one. */
+        public Builder port(int port) {
+            this.port = port;
+            return this;
+        }
+
+        /** CPU slots (default: the machine's processors). */
+        public Builder cpus(int cpus) {
+            this.cpus = cpus;
+            return this;
+        }
+
+        /** Capacity of the node's object store in bytes (default 512 MiB). */
+        public Builder objectStoreBytes(long bytes) {
+            this.objectStoreBytes = bytes;
+            return this;
+        }
+
+        /** Values encoded smaller than this stay on the node's heap (default 64 KiB). */
+        public Builder smallObjectBytes(int bytes) {
+            this.smallObjectBytes = bytes;
+            return this;
+        }
+
+        /** Folder of the store's shared-memory file (default /dev/shm where it exists). */
+        public Builder memoryDirectory(Path dir) {
+            this.memoryDirectory = Objects.requireNonNull(dir, "memoryDirectory");
+            return this;
+        }
+
+        /** Folder the store spills to (default the JVM's temporary folder). */
+        public Builder spillDirectory(Path dir) {
+            this.spillDirectory = Objects.requireNonNull(dir, "spillDirectory");
+            return this;
+        }
+
+        /** A file holding the token every call must carry; taken now, enforced by a later release. */
+        public Builder tokenFile(Path file) {
+            this.tokenFile = Objects.requireNonNull(file, "tokenFile");
+            return this;
+        }
+
+        /** Checks every setting, opens the store and starts serving. */
+        public NodeServer start() {
+            check(port >= 0 && port <= 65535, "port", port, "0..65535");
+            check(cpus >= 1 && cpus <= 4096, "cpus", cpus, "1..4096");
+            check(objectStoreBytes >= 1 << 20, "objectStoreBytes", objectStoreBytes, ">= 1 MiB");
+            check(smallObjectBytes >= 0 && smallObjectBytes <= 16 << 20, "smallObjectBytes", smallObjectBytes,
+                    "0..16 MiB");
+            try {
+                return new NodeServer(new NodeService(bind, port, cpus, objectStoreBytes, smallObjectBytes,
+                        memoryDirectory, spillDirectory));
+            } catch (IOException | UncheckedIOException e) {
+                throw new CroupierException(ErrorCode.UNAVAILABLE, "node: cannot serve on " + bind + ":" + port
+                        + ": " + e.getMessage(), e);
+            }
+        }
+
+        private static void check(boolean ok, String knob, Object value, String range) {
+            if (!ok) {
+                throw new CroupierException(ErrorCode.BAD_INPUT,
+                        "NodeServer.Builder." + knob + " = " + value + " is out of range; allowed: " + range);
+            }
+        }
+    }
+}

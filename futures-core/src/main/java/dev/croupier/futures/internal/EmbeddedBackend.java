@@ -1,0 +1,264 @@
+package dev.croupier.futures.internal;
+
+import dev.croupier.futures.ClusterStats;
+import dev.croupier.objectstore.ObjectId;
+import dev.croupier.objectstore.ObjectStore;
+import dev.croupier.objectstore.StoreClosedException;
+import dev.croupier.objectstore.StoreMetrics;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The node protocol inside one JVM: every node is a {@link NodeRuntime} with its own worker
+ * threads and shared-memory store, a dispatch is a queue insert, an outcome a method call, and
+ * a pull one memory copy from the holder's store into the puller's.
+ *
+ * <p>In serializing mode every attempt and outcome is encoded to its protobuf wire form and
+ * parsed back ({@link WireCodec#roundTrip}), functions and plain arguments are Java-serialized
+ * at submission and read back through the allow-list, and a driver's read gets a copy, as from
+ * a node process: a task that captures something that cannot travel fails here, in a unit
+ * test, and not first on a cluster. Thread-safe.
+ */
+final class EmbeddedBackend implements Backend {
+
+    /** Longest {@link #close} waits for interrupted tasks to return. */
+    static final long CLOSE_WAIT_MILLIS = 30_000;
+
+    /** One incarnation: the owner's link, the runtime, and the owner's session on it. */
+    private record Incarnation(NodeLink link, NodeRuntime runtime, NodeSession session) {}
+
+    private final ClusterConfig config;
+    private final ValueCodecs codecs;
+    private final boolean serializing;
+    private final long clusterTag;
+    private final AtomicInteger incarnations = new AtomicInteger();
+    private final Path spillRoot;
+    /** Current incarnation by node id. */
+    private final CopyOnWriteArrayList<Incarnation> byId = new CopyOnWriteArrayList<>();
+    private final ConcurrentHashMap<NodeLink, Incarnation> byLink = new ConcurrentHashMap<>();
+    private volatile Events events;
+
+    EmbeddedBackend(ClusterConfig config, ValueCodecs codecs, long clusterTag) {
+        this.config = config;
+        this.codecs = codecs;
+        this.serializing = config.serializing();
+        this.clusterTag = clusterTag;
+        try {
+            Path base = config.spillDirectory() != null
+                    ? config.spillDirectory() : Path.of(System.getProperty("java.io.tmpdir"));
+            Files.createDirectories(base);
+            this.spillRoot = Files.createTempDirectory(base, "croupier-cluster-");
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create a spill folder under " + config.spillDirectory(), e);
+        }
+    }
+
+    @Override
+    public List<NodeLink> start(Events events) {
+        this.events = events;
+        List<NodeLink> links = new ArrayList<>(config.nodes());
+        for (int i = 0; i < config.nodes(); i++) {
+            links.add(startNode(i));
+        }
+        return links;
+    }
+
+    @Override
+    public boolean encodes() {
+        return serializing;
+    }
+
+    @Override
+    public NodeLink startNode(int id) {
+        String name = "node-" + id + "." + incarnations.incrementAndGet();
+        Path spill = spillRoot.resolve(name);
+        // Store names must be unique on the machine (their memory folders share /dev/shm), also
+        // across clusters and JVMs: the cluster's random tag makes them so.
+        String storeName = Long.toUnsignedString(clusterTag, 36) + "-" + name;
+        try {
+            Files.createDirectories(spill);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create the spill folder " + spill, e);
+        }
+        ObjectStore.Builder store = ObjectStore.builder()
+                .name(storeName)
+                .capacityBytes(config.objectStoreBytes())
+                .spillDirectory(spill);
+        if (config.memoryDirectory() != null) {
+            store.memoryDirectory(config.memoryDirectory());
+        }
+        NodeRuntime runtime = new NodeRuntime(id, config.cpusPerNode(),
+                new NodeStore(store.build(), config.smallObjectBytes()));
+        NodeLink link = new NodeLink(id, config.cpusPerNode(), name);
+        NodeSession session = new NodeSession(clusterTag, id, codecs, (node, outcome) -> events.outcome(link,
+                serializing ? WireCodec.roundTrip(outcome, codecs) : outcome), this::pull);
+        Incarnation incarnation = new Incarnation(link, runtime, session);
+        synchronized (byId) {
+            if (id < byId.size()) {
+                byId.set(id, incarnation);
+            } else {
+                byId.add(incarnation);
+            }
+        }
+        byLink.put(link, incarnation);
+        return link;
+    }
+
+    /** A pull between two stores of this JVM: one copy, from a pinned view into the target store. */
+    private long pull(ObjectId id, int source, NodeStore into) throws InterruptedException {
+        if (source < 0 || source >= byId.size()) {
+            return -1;
+        }
+        NodeRuntime from = byId.get(source).runtime();
+        try (NodeStore.Reading reading = from.store().open(id)) {
+            if (reading == null) {
+                return -1;
+            }
+            into.putFrame(id, reading.frame());
+            return reading.frame().byteSize();
+        } catch (IllegalStateException | StoreClosedException closedUnderUs) {
+            if (!from.alive()) {
+                return -1;
+            }
+            throw closedUnderUs;
+        }
+    }
+
+    private Incarnation of(NodeLink link) {
+        return byLink.get(link);
+    }
+
+    @Override
+    public void kill(NodeLink node) {
+        Incarnation inc = byLink.remove(node);
+        if (inc != null) {
+            inc.runtime().kill();
+        }
+    }
+
+    @Override
+    public void dispatch(NodeLink node, AttemptCall call) {
+        Incarnation inc = of(node);
+        if (inc != null) {
+            // false when the node died meanwhile: its death resubmits what the link held
+            inc.runtime().submit(inc.session(), serializing ? WireCodec.roundTrip(call) : call);
+        }
+    }
+
+    @Override
+    public void cancel(NodeLink node, long attemptId) {
+        Incarnation inc = of(node);
+        if (inc != null) {
+            inc.runtime().cancel(inc.session(), attemptId);
+        }
+    }
+
+    @Override
+    public void free(NodeLink node, ObjectId id) {
+        Incarnation inc = of(node);
+        if (inc == null) {
+            return;
+        }
+        try {
+            inc.runtime().store().delete(id);
+        } catch (IllegalStateException | StoreClosedException closedUnderUs) {
+            // the node died; its copies died with it
+        }
+    }
+
+    @Override
+    public NodeStore.Reading read(NodeLink node, ObjectId id) throws InterruptedException {
+        Incarnation inc = of(node);
+        if (inc == null) {
+            throw new IllegalStateException(node + " is dead");
+        }
+        NodeStore.Reading reading = inc.runtime().store().open(id);
+        if (reading == null || !serializing) {
+            return reading;
+        }
+        try (reading) {
+            return NodeStore.Reading.of(MemorySegment.ofArray(reading.frame().toArray(ValueLayout.JAVA_BYTE)));
+        }
+    }
+
+    @Override
+    public long put(NodeLink node, ObjectId id, ValueCodecs.Encoded value) throws InterruptedException {
+        Incarnation inc = of(node);
+        if (inc == null) {
+            throw new IllegalStateException(node + " is dead");
+        }
+        return inc.runtime().store().put(id, value);
+    }
+
+    @Override
+    public ClusterStats.NodeStats stats(NodeLink node) {
+        Incarnation inc = of(node);
+        long objects = 0;
+        StoreMetrics m = null;
+        long tasksRun = 0;
+        long fetched = 0;
+        if (inc != null) {
+            tasksRun = inc.runtime().tasksRun();
+            fetched = inc.runtime().bytesFetched();
+            try {
+                objects = inc.runtime().store().objectCount();
+                m = inc.runtime().store().metrics();
+            } catch (IllegalStateException | StoreClosedException closedUnderUs) {
+                m = null;
+            }
+        } else {
+            Incarnation current = node.id < byId.size() ? byId.get(node.id) : null;
+            if (current != null && current.link() == node) {
+                tasksRun = current.runtime().tasksRun();
+            }
+        }
+        return new ClusterStats.NodeStats(node.id, node.alive(), tasksRun, objects,
+                m == null ? 0 : m.bytesInMemory(), m == null ? 0 : m.bytesSpilled(),
+                m == null ? 0 : m.bytesRestored(), fetched);
+    }
+
+    @Override
+    public long objectStoreBytes() {
+        return config.objectStoreBytes();
+    }
+
+    @Override
+    public void close() {
+        for (Incarnation inc : byId) {
+            inc.runtime().kill();
+        }
+        // Tasks were interrupted; wait for them to return so that nothing a task does (a file it
+        // writes, memory it touches) happens after close, where the caller cleans up after a
+        // failed job. Bounded: a task that ignores interrupts must not hang close.
+        long deadline = System.nanoTime() + CLOSE_WAIT_MILLIS * 1_000_000L;
+        for (Incarnation inc : byId) {
+            inc.runtime().awaitStopped(Math.max(0, (deadline - System.nanoTime()) / 1_000_000L));
+        }
+        byLink.clear();
+        deleteTree(spillRoot);
+    }
+
+    private static void deleteTree(Path root) {
+        try (var paths = Files.walk(root)) {
+            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException | UncheckedIOException ignored) {
+            // best effort: the stores already removed their own files
+        }
+    }
+
+    /** A new random session tag. */
+    static long newTag() {
+        return ThreadLocalRandom.current().nextLong();
+    }
+}

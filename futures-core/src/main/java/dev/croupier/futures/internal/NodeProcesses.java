@@ -1,0 +1,158 @@
+package dev.croupier.futures.internal;
+
+import dev.croupier.futures.CroupierException;
+import dev.croupier.futures.ErrorCode;
+import dev.croupier.futures.NodeServer;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Node processes a driver starts on this machine ({@code Cluster.builder().processes(n)},
+ * {@code --processes N}): each is this JVM's {@code java} with the same class path and JVM
+ * flags, running {@code NodeServer} on a free loopback port. A node is ready when it prints its
+ * address; its error output goes to a log file named in any failure. Thread-safe.
+ */
+final class NodeProcesses implements AutoCloseable {
+
+    /** Longest a node may take from launch to its ready line. */
+    private static final long START_SECONDS = 60;
+
+    private final int cpus;
+    private final long storeBytes;
+    private final Path memoryDirectory;
+    private final Path spillDirectory;
+    private final Path logs;
+    private final Map<Integer, Process> byId = new ConcurrentHashMap<>();
+
+    NodeProcesses(int cpus, long storeBytes, Path memoryDirectory, Path spillDirectory) {
+        this.cpus = cpus;
+        this.storeBytes = storeBytes;
+        this.memoryDirectory = memoryDirectory;
+        this.spillDirectory = spillDirectory;
+        try {
+            this.logs = Files.createTempDirectory("croupier-node-logs-");
+        } catch (IOException e) {
+            throw new CroupierException(ErrorCode.UNAVAILABLE, "cannot create a folder for node logs: " + e.getMessage(), e);
+        }
+    }
+
+    /** Launches node {@code id} and returns its address once it serves. */
+    String start(int id) {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        for (String flag : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+            if (!flag.startsWith("-agentlib:jdwp") && !flag.startsWith("-Xrunjdwp")) {
+                command.add(flag);
+            }
+        }
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        command.add("dev.croupier.futures.NodeServer");
+        command.addAll(List.of("--port", "0", "--cpus", Integer.toString(cpus),
+                "--store-memory", Long.toString(storeBytes)));
+        if (spillDirectory != null) {
+            command.addAll(List.of("--spill-dir", spillDirectory.toString()));
+        }
+        if (memoryDirectory != null) {
+            command.addAll(List.of("--memory-dir", memoryDirectory.toString()));
+        }
+        Path log = logs.resolve("node-" + id + ".log");
+        Process p;
+        try {
+            p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+        } catch (IOException e) {
+            throw new CroupierException(ErrorCode.UNAVAILABLE, "cannot start node process " + id + ": " + e.getMessage(), e);
+        }
+        byId.put(id, p);
+        String address = awaitReady(p, id, log);
+        // The node writes nothing more to its output; drain it anyway so it can never block.
+        Thread.ofPlatform().daemon().name("croupier-node-" + id + "-stdout").start(() -> {
+            try {
+                p.getInputStream().transferTo(java.io.OutputStream.nullOutputStream());
+            } catch (IOException ignored) {
+                // the node ended
+            }
+        });
+        return address;
+    }
+
+    private static String awaitReady(Process p, int id, Path log) {
+        String[] address = new String[1];
+        Thread reader = Thread.ofPlatform().daemon().start(() -> {
+            try {
+                BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+                String line;
+                while ((line = out.readLine()) != null) {
+                    if (line.startsWith(NodeServer.READY)) {
+                        address[0] = line.substring(NodeServer.READY.length()).trim();
+                        return;
+                    }
+                }
+            } catch (IOException ignored) {
+                // the process ended; reported below
+            }
+        });
+        try {
+            reader.join(TimeUnit.SECONDS.toMillis(START_SECONDS));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (address[0] == null) {
+            p.destroyForcibly();
+            throw new CroupierException(ErrorCode.UNAVAILABLE, "node process " + id + " did not become ready within "
+                    + START_SECONDS + " s" + (p.isAlive() ? "" : " (it exited)") + "; its log: " + log + tail(log));
+        }
+        return address[0];
+    }
+
+    private static String tail(Path log) {
+        try {
+            List<String> lines = Files.readAllLines(log);
+            return lines.isEmpty() ? "" : "; last line: " + lines.getLast();
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    /** Kills node {@code id} as {@code kill -9} would. */
+    void kill(int id) {
+        Process p = byId.remove(id);
+        if (p != null) {
+            p.destroyForcibly();
+            try {
+                p.waitFor(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** Stops every node: SIGTERM, then SIGKILL for any still running after 10 s. */
+    @Override
+    public void close() {
+        for (Process p : byId.values()) {
+            p.destroy();
+        }
+        for (Process p : byId.values()) {
+            try {
+                if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                    p.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                p.destroyForcibly();
+            }
+        }
+        byId.clear();
+    }
+}

@@ -1,0 +1,431 @@
+package dev.croupier.futures.internal;
+
+import dev.croupier.futures.CroupierException;
+import dev.croupier.futures.ErrorCode;
+import dev.croupier.objectstore.ObjectId;
+import dev.croupier.objectstore.StoreClosedException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * One node incarnation as it runs, the same in both backends: its CPU slots, task queue,
+ * worker threads and object store. It takes {@link AttemptCall}s from driver sessions and
+ * answers each with one {@link AttemptOutcome}; it knows nothing of the owner's state.
+ *
+ * <p>Design: a FIFO queue and a count of free CPU slots under the node's monitor; a task
+ * starts when the slots it asks for are free, on one of {@code cpus} platform threads. The
+ * first {@code cpus} queued tasks have their spilled arguments prefetched: they are the next to
+ * run, so their restores overlap the running tasks. Prefetching for the whole queue would
+ * restore more than memory holds and evict what is about to be used (a reduce phase queues
+ * every reducer at once). A worker resolves arguments from its own store or pulls them from a
+ * location the call names ({@link NodeSession.Peers}); an argument on none of them is reported
+ * lost, and the owner rebuilds it and dispatches again. Results are encoded into the store (or
+ * sealed in place, see {@code TaskOutput}). Byte buffer and segment arguments are read-only
+ * views pinned for the duration of the call. Thread-safe.
+ */
+final class NodeRuntime {
+
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+
+    final int id;
+    final int cpus;
+    private final NodeStore store;
+    private final ExecutorService workers;
+    private final ArrayDeque<Running> queue = new ArrayDeque<>();
+    private final Set<Running> running = new LinkedHashSet<>();
+    private int freeCpus;
+    private volatile boolean alive = true;
+    private final LongAdder tasksRun = new LongAdder();
+    private final LongAdder bytesFetched = new LongAdder();
+
+    NodeRuntime(int id, int cpus, NodeStore store) {
+        this.id = id;
+        this.cpus = cpus;
+        this.freeCpus = cpus;
+        this.store = store;
+        AtomicInteger n = new AtomicInteger();
+        ThreadFactory threads = r -> {
+            Thread t = new Thread(r, "croupier-node-" + id + "-worker-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+        this.workers = Executors.newFixedThreadPool(cpus, threads);
+    }
+
+    /** An attempt on this node: queued, then running. */
+    static final class Running {
+        final NodeSession session;
+        final AttemptCall call;
+        final long readyNanos = System.nanoTime();
+        // guarded by the node's monitor
+        boolean prefetched;
+        // guarded by this
+        private Thread thread;
+        private boolean cancelled;
+
+        Running(NodeSession session, AttemptCall call) {
+            this.session = session;
+            this.call = call;
+        }
+
+        synchronized boolean start() {
+            if (cancelled) {
+                return false;
+            }
+            thread = Thread.currentThread();
+            return true;
+        }
+
+        synchronized void stop() {
+            thread = null;
+        }
+
+        synchronized void cancel() {
+            cancelled = true;
+            if (thread != null) {
+                thread.interrupt();
+            }
+        }
+    }
+
+    boolean alive() {
+        return alive;
+    }
+
+    NodeStore store() {
+        return store;
+    }
+
+    /** Queues an attempt; false if the node is dead. */
+    boolean submit(NodeSession session, AttemptCall call) {
+        Running r = new Running(session, call);
+        synchronized (this) {
+            if (!alive) {
+                return false;
+            }
+            session.attempts.put(call.attemptId(), r);
+            queue.add(r);
+        }
+        pump();
+        return true;
+    }
+
+    /** Drops a queued attempt or interrupts a running one; its outcome, if any, is stale to the owner. */
+    void cancel(NodeSession session, long attemptId) {
+        Running r = session.attempts.remove(attemptId);
+        if (r == null) {
+            return;
+        }
+        boolean wasQueued;
+        synchronized (this) {
+            wasQueued = queue.remove(r);
+        }
+        r.cancel();
+        if (wasQueued) {
+            tasksRun.increment();
+        }
+    }
+
+    /** Queued and running attempts, for load reports. */
+    synchronized int queued() {
+        return queue.size();
+    }
+
+    synchronized int running() {
+        return running.size();
+    }
+
+    private void finished(Running r) {
+        synchronized (this) {
+            if (running.remove(r)) {
+                freeCpus += r.call.cpus();
+            }
+            tasksRun.increment();
+        }
+        pump();
+    }
+
+    private void pump() {
+        List<Running> start = null;
+        List<Running> next = null;
+        synchronized (this) {
+            while (alive && !queue.isEmpty() && queue.peek().call.cpus() <= freeCpus) {
+                Running r = queue.poll();
+                freeCpus -= r.call.cpus();
+                running.add(r);
+                if (start == null) {
+                    start = new ArrayList<>(2);
+                }
+                start.add(r);
+            }
+            int ahead = 0;
+            for (Running r : queue) {
+                if (ahead++ == cpus) {
+                    break;
+                }
+                if (!r.prefetched) {
+                    r.prefetched = true;
+                    if (next == null) {
+                        next = new ArrayList<>(cpus);
+                    }
+                    next.add(r);
+                }
+            }
+        }
+        if (next != null) {
+            next.forEach(this::prefetchArguments);
+        }
+        if (start != null) {
+            for (Running r : start) {
+                try {
+                    workers.execute(() -> run(r));
+                } catch (RejectedExecutionException killedMeanwhile) {
+                    return; // the owner resubmits what this incarnation held
+                }
+            }
+        }
+    }
+
+    /**
+     * Asks the store to restore a queued attempt's spilled arguments while it waits near the
+     * head of the queue, so disk reads overlap other tasks' execution. Small values never spill.
+     */
+    private void prefetchArguments(Running r) {
+        List<ObjectId> local = new ArrayList<>();
+        for (Object arg : r.call.args()) {
+            if (arg instanceof AttemptCall.Ref ref) {
+                addIfStored(ref, local);
+            } else if (arg instanceof AttemptCall.RefList list) {
+                for (AttemptCall.Ref ref : list.refs()) {
+                    addIfStored(ref, local);
+                }
+            }
+        }
+        try {
+            store.prefetch(local);
+        } catch (IllegalStateException | StoreClosedException diedMeanwhile) {
+            // the owner resubmits the attempt; nothing to restore
+        }
+    }
+
+    private void addIfStored(AttemptCall.Ref ref, List<ObjectId> out) {
+        if (store.isStored(ref.size()) && store.contains(ref.id())) {
+            out.add(ref.id());
+        }
+    }
+
+    // ---------------------------------------------------------------- one attempt
+
+    private void run(Running r) {
+        AttemptCall call = r.call;
+        NodeSession session = r.session;
+        if (!r.start()) {
+            finished(r);
+            return;
+        }
+        long start = System.nanoTime();
+        long cpuStart = THREADS.getCurrentThreadCpuTime();
+        List<NodeStore.Reading> pins = new ArrayList<>(0);
+        Resolving resolving = new Resolving(session);
+        long[] sizes = null;
+        ObjectId lost = null;
+        Throwable error = null;
+        try {
+            Object[] values = new Object[call.args().length];
+            for (int i = 0; i < values.length; i++) {
+                Object arg = call.args()[i];
+                if (arg instanceof AttemptCall.Ref ref) {
+                    values[i] = readArgument(ref, pins, resolving);
+                } else if (arg instanceof AttemptCall.RefList list) {
+                    List<Object> items = new ArrayList<>(list.refs().length);
+                    for (AttemptCall.Ref ref : list.refs()) {
+                        items.add(readArgument(ref, pins, resolving));
+                    }
+                    values[i] = items;
+                } else {
+                    values[i] = ((Payload) arg).open(session.codecs);
+                }
+            }
+            TaskSpec.Invocation function = (TaskSpec.Invocation) call.function().open(session.codecs);
+            try (OutputScope scope = OutputScope.open(store)) {
+                sizes = storeOutputs(call, session.codecs, function.invoke(values), scope);
+            }
+        } catch (LostArgument e) {
+            lost = e.id;
+        } catch (Throwable t) {
+            error = t instanceof java.lang.reflect.InvocationTargetException ite ? ite.getCause() : t;
+        } finally {
+            pins.forEach(NodeStore.Reading::close);
+            r.stop();
+            Thread.interrupted();
+        }
+        long bytesOut = 0;
+        if (sizes != null) {
+            for (long s : sizes) {
+                bytesOut += s;
+            }
+        }
+        AttemptOutcome.Kind kind = lost != null ? AttemptOutcome.Kind.ARGUMENT_LOST
+                : error != null ? AttemptOutcome.Kind.FAILED : AttemptOutcome.Kind.COMPLETED;
+        AttemptOutcome outcome = new AttemptOutcome(call.attemptId(), kind,
+                sizes == null ? AttemptOutcome.NO_SIZES : sizes, error, lost, resolving.copies(),
+                start - r.readyNanos, System.nanoTime() - start, THREADS.getCurrentThreadCpuTime() - cpuStart,
+                resolving.bytesIn, bytesOut);
+        try {
+            if (session.attempts.remove(call.attemptId(), r)) {
+                session.reports.report(this, outcome);
+            }
+        } finally {
+            finished(r);
+        }
+    }
+
+    /** What resolving an attempt's arguments read and pulled. */
+    private static final class Resolving {
+        final NodeSession session;
+        long bytesIn;
+        List<ObjectId> copies;
+
+        Resolving(NodeSession session) {
+            this.session = session;
+        }
+
+        ObjectId[] copies() {
+            return copies == null ? AttemptOutcome.NO_COPIES : copies.toArray(new ObjectId[0]);
+        }
+    }
+
+    /** An argument is on none of its locations: the owner rebuilds it. */
+    private static final class LostArgument extends Exception {
+        private static final long serialVersionUID = 1L;
+        final transient ObjectId id;
+
+        LostArgument(ObjectId id) {
+            super(null, null, false, false);
+            this.id = id;
+        }
+    }
+
+    private Object readArgument(AttemptCall.Ref ref, List<NodeStore.Reading> pins, Resolving resolving)
+            throws InterruptedException, LostArgument {
+        NodeStore.Reading local = store.open(ref.id());
+        NodeStore.Reading reading = local != null || !pull(ref, resolving) ? local : store.open(ref.id());
+        if (reading == null) {
+            throw new LostArgument(ref.id());
+        }
+        resolving.bytesIn += reading.frame().byteSize();
+        ValueCodecs codecs = resolving.session.codecs;
+        if (ValueCodecs.isView(reading.frame())) {
+            pins.add(reading);
+            return codecs.decode(reading.frame());
+        }
+        try (reading) {
+            return codecs.decode(reading.frame());
+        }
+    }
+
+    /** Pulls a copy from the first location that has one; false if none does. */
+    private boolean pull(AttemptCall.Ref ref, Resolving resolving) throws InterruptedException {
+        for (int source : ref.nodes()) {
+            if (source == resolving.session.self) {
+                continue;
+            }
+            long bytes = resolving.session.peers.pull(ref.id(), source, store);
+            if (bytes >= 0) {
+                bytesFetched.add(bytes);
+                if (resolving.copies == null) {
+                    resolving.copies = new ArrayList<>(2);
+                }
+                resolving.copies.add(ref.id());
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private long[] storeOutputs(AttemptCall call, ValueCodecs codecs, Object result, OutputScope scope)
+            throws InterruptedException {
+        ObjectId[] outputs = call.outputs();
+        long[] sizes = new long[outputs.length];
+        if (!call.multiReturn()) {
+            sizes[0] = storeOutput(outputs[0], codecs, result, scope);
+            return sizes;
+        }
+        if (!(result instanceof List<?> values) || values.size() != outputs.length) {
+            throw new CroupierException(ErrorCode.BAD_INPUT, "task '" + call.name() + "' has numReturns("
+                    + outputs.length + ") but returned "
+                    + (result instanceof List<?> l ? "a List of " + l.size() : String.valueOf(result)));
+        }
+        for (int i = 0; i < outputs.length; i++) {
+            sizes[i] = storeOutput(outputs[i], codecs, values.get(i), scope);
+        }
+        return sizes;
+    }
+
+    /** Seals memory the task wrote in place, or encodes the value into the store. */
+    private long storeOutput(ObjectId output, ValueCodecs codecs, Object value, OutputScope scope)
+            throws InterruptedException {
+        NodeStore.Scratch scratch = scope.take(value);
+        return scratch != null ? store.adopt(output, scratch) : store.put(output, codecs.encode(value));
+    }
+
+    // ---------------------------------------------------------------- life
+
+    /**
+     * Ends this incarnation as a crash would: no new work, running tasks interrupted, the
+     * store's memory and files released.
+     */
+    void kill() {
+        List<Running> stopped;
+        synchronized (this) {
+            if (!alive) {
+                return;
+            }
+            alive = false;
+            stopped = new ArrayList<>(running);
+            queue.clear();
+            running.clear();
+        }
+        stopped.forEach(Running::cancel);
+        workers.shutdownNow();
+        store.close();
+    }
+
+    /**
+     * Waits up to {@code millis} for the tasks a {@link #kill} interrupted to return; a task
+     * that ignores interrupts may outlive it. Returns whether every worker has stopped.
+     */
+    boolean awaitStopped(long millis) {
+        try {
+            return workers.awaitTermination(millis, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    long tasksRun() {
+        return tasksRun.sum();
+    }
+
+    long bytesFetched() {
+        return bytesFetched.sum();
+    }
+
+    @Override
+    public String toString() {
+        return "node " + id;
+    }
+}

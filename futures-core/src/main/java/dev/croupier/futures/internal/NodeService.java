@@ -1,0 +1,538 @@
+package dev.croupier.futures.internal;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.UnsafeByteOperations;
+import dev.croupier.futures.CroupierException;
+import dev.croupier.futures.ErrorCode;
+import dev.croupier.futures.wire.Chunk;
+import dev.croupier.futures.wire.ControlGrpc;
+import dev.croupier.futures.wire.DataGrpc;
+import dev.croupier.futures.wire.DriverMessage;
+import dev.croupier.futures.wire.Load;
+import dev.croupier.futures.wire.Location;
+import dev.croupier.futures.wire.NodeMessage;
+import dev.croupier.futures.wire.ObjectKey;
+import dev.croupier.futures.wire.Outcome;
+import dev.croupier.futures.wire.OutcomeBatch;
+import dev.croupier.futures.wire.PullRequest;
+import dev.croupier.futures.wire.PutReply;
+import dev.croupier.futures.wire.RegisterReply;
+import dev.croupier.futures.wire.RegisterRequest;
+import dev.croupier.futures.wire.StatsReply;
+import dev.croupier.futures.wire.StatsRequest;
+import dev.croupier.objectstore.ObjectId;
+import dev.croupier.objectstore.ObjectStore;
+import dev.croupier.objectstore.StoreClosedException;
+import dev.croupier.objectstore.StoreMetrics;
+import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A node process's services: one {@link NodeRuntime} (CPU slots, queue, store) served over gRPC
+ * to any number of driver sessions ({@code control.proto}, {@code data.proto}).
+ *
+ * <p>Design. A driver registers a session (version check, its allow-list and codecs), then
+ * holds one bidirectional stream: attempts, cancels, frees and heartbeats come down in
+ * batches, outcomes go up in batches (whatever finished while the last batch was being sent
+ * goes in the next, so tiny tasks cost a fraction of a message each). The node pulls an
+ * argument from a peer with the data service's {@code Pull}, which streams the holder's frame in
+ * chunks under gRPC flow control: the next chunk is sent only when the transport is ready for
+ * it. When a session's stream ends, its objects are kept for the lease, then freed, so a driver
+ * that died leaves nothing behind while another driver's session carries on. Thread-safe.
+ */
+public final class NodeService implements AutoCloseable {
+
+    /** Protocol version; a driver and a node must speak the same. */
+    static final int PROTOCOL_VERSION = 1;
+    /** Bytes of payload per data chunk: Ray's object manager moves 5 MiB chunks. */
+    static final int CHUNK_BYTES = 4 << 20;
+    /** Largest inbound message: a chunk, or a batch of attempts whose plain arguments are values. */
+    static final int MAX_INBOUND_BYTES = 64 << 20;
+
+    private final NodeRuntime runtime;
+    private final Path spillRoot;
+    private final Server server;
+    private final String address;
+    private final PeerChannels peers;
+    private final ScheduledExecutorService leases = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "croupier-node-leases");
+        t.setDaemon(true);
+        return t;
+    });
+    private final Map<Long, Session> sessions = new ConcurrentHashMap<>();
+    private final int smallObjectBytes;
+    private final long storeBytes;
+
+    /**
+     * Opens the store and starts serving.
+     *
+     * @param bind the address to bind (127.0.0.1 unless told otherwise)
+     * @param port 0 for any free port
+     */
+    public NodeService(String bind, int port, int cpus, long storeBytes, int smallObjectBytes, Path memoryDirectory,
+                       Path spillDirectory) throws IOException {
+        this.smallObjectBytes = smallObjectBytes;
+        this.storeBytes = storeBytes;
+        Path base = spillDirectory != null ? spillDirectory : Path.of(System.getProperty("java.io.tmpdir"));
+        Files.createDirectories(base);
+        this.spillRoot = Files.createTempDirectory(base, "croupier-node-");
+        ObjectStore.Builder store = ObjectStore.builder()
+                .name("node-" + ProcessHandle.current().pid() + "-" + Long.toUnsignedString(EmbeddedBackend.newTag(), 36))
+                .capacityBytes(storeBytes)
+                .spillDirectory(spillRoot);
+        if (memoryDirectory != null) {
+            store.memoryDirectory(memoryDirectory);
+        }
+        this.runtime = new NodeRuntime(0, cpus, new NodeStore(store.build(), smallObjectBytes));
+        this.peers = new PeerChannels();
+        this.server = NettyServerBuilder.forAddress(new InetSocketAddress(bind, port))
+                .maxInboundMessageSize(MAX_INBOUND_BYTES)
+                .addService(new Control())
+                .addService(new Data())
+                .build()
+                .start();
+        this.address = bind + ":" + server.getPort();
+    }
+
+    /** {@code host:port} the node serves on. */
+    public String address() {
+        return address;
+    }
+
+    /** Blocks until the server stops. */
+    public void awaitTermination() throws InterruptedException {
+        server.awaitTermination();
+    }
+
+    // ---------------------------------------------------------------- sessions
+
+    /** One driver's session and its stream back. */
+    private final class Session {
+        final NodeSession node;
+        final long leaseMillis;
+        /** Objects this node holds for the session: freed when its lease runs out. */
+        final Map<ObjectId, Boolean> objects = new ConcurrentHashMap<>();
+        final Map<Integer, String> peerAddresses = new ConcurrentHashMap<>();
+        final OutcomeSender sender = new OutcomeSender();
+        volatile boolean ended;
+
+        Session(RegisterRequest r) {
+            ValueCodecs codecs = new ValueCodecs(Map.of(), r.getSerializableAllowListList());
+            this.leaseMillis = r.getLeaseMillis();
+            this.node = new NodeSession(r.getSession(), r.getNode(), codecs, (n, outcome) -> report(outcome),
+                    this::pull);
+        }
+
+        private void report(AttemptOutcome outcome) {
+            sender.add(WireCodec.toWire(outcome, node.codecs));
+        }
+
+        private long pull(ObjectId id, int source, NodeStore into) throws InterruptedException {
+            String at = peerAddresses.get(source);
+            if (at == null || at.isEmpty()) {
+                return -1;
+            }
+            long bytes = peers.pull(at, node.tag, id, into);
+            if (bytes >= 0) {
+                objects.put(id, Boolean.TRUE);
+            }
+            return bytes;
+        }
+
+        /** Frees everything the session left: its lease ran out with no driver on the stream. */
+        void expire() {
+            sessions.remove(node.tag, this);
+            for (Long attempt : List.copyOf(node.attempts.keySet())) {
+                runtime.cancel(node, attempt);
+            }
+            for (ObjectId id : List.copyOf(objects.keySet())) {
+                free(id);
+            }
+        }
+
+        void free(ObjectId id) {
+            objects.remove(id);
+            try {
+                runtime.store().delete(id);
+            } catch (IllegalStateException | StoreClosedException closing) {
+                // the node is stopping; its store goes with it
+            }
+        }
+    }
+
+    /**
+     * Sends a session's outcomes in batches: one message carries whatever finished while the
+     * previous one was being written. Thread-safe.
+     */
+    private static final class OutcomeSender {
+        private OutcomeBatch.Builder pending = OutcomeBatch.newBuilder();
+        private StreamObserver<NodeMessage> stream;
+        private boolean sending;
+
+        synchronized void attach(StreamObserver<NodeMessage> stream) {
+            this.stream = stream;
+        }
+
+        void add(Outcome outcome) {
+            synchronized (this) {
+                pending.addOutcomes(outcome);
+                if (sending || stream == null) {
+                    return;
+                }
+                sending = true;
+            }
+            drain();
+        }
+
+        void send(NodeMessage message) {
+            synchronized (this) {
+                if (stream != null) {
+                    try {
+                        stream.onNext(message);
+                    } catch (RuntimeException streamGone) {
+                        stream = null;
+                    }
+                }
+            }
+        }
+
+        private void drain() {
+            while (true) {
+                OutcomeBatch batch;
+                StreamObserver<NodeMessage> to;
+                synchronized (this) {
+                    if (pending.getOutcomesCount() == 0 || stream == null) {
+                        sending = false;
+                        return;
+                    }
+                    batch = pending.build();
+                    pending = OutcomeBatch.newBuilder();
+                    to = stream;
+                    try {
+                        to.onNext(NodeMessage.newBuilder().setOutcomes(batch).build());
+                    } catch (RuntimeException streamGone) {
+                        stream = null;
+                    }
+                }
+            }
+        }
+
+        synchronized void detach() {
+            stream = null;
+        }
+    }
+
+    private final class Control extends ControlGrpc.ControlImplBase {
+
+        @Override
+        public void register(RegisterRequest request, StreamObserver<RegisterReply> reply) {
+            String version = CroupierVersion.get();
+            if (request.getProtocolVersion() != PROTOCOL_VERSION || !request.getCroupierVersion().equals(version)) {
+                reply.onError(Status.FAILED_PRECONDITION.withDescription("node " + address + " runs Croupier "
+                        + version + " (protocol " + PROTOCOL_VERSION + "); the driver runs Croupier "
+                        + request.getCroupierVersion() + " (protocol " + request.getProtocolVersion() + ")")
+                        .asRuntimeException());
+                return;
+            }
+            Session session;
+            try {
+                session = new Session(request);
+            } catch (RuntimeException bad) {
+                reply.onError(Status.INVALID_ARGUMENT.withDescription("node " + address + " cannot open the session: "
+                        + bad.getMessage()).asRuntimeException());
+                return;
+            }
+            Session old = sessions.put(request.getSession(), session);
+            if (old != null) {
+                old.expire();
+            }
+            reply.onNext(RegisterReply.newBuilder()
+                    .setProtocolVersion(PROTOCOL_VERSION)
+                    .setCroupierVersion(version)
+                    .setCpus(runtime.cpus)
+                    .setStoreBytes(storeBytes)
+                    .setSmallObjectBytes(smallObjectBytes)
+                    .build());
+            reply.onCompleted();
+        }
+
+        @Override
+        public StreamObserver<DriverMessage> session(StreamObserver<NodeMessage> out) {
+            return new StreamObserver<>() {
+                private Session session;
+
+                @Override
+                public void onNext(DriverMessage m) {
+                    if (session == null) {
+                        session = sessions.get(m.getSession());
+                        if (session == null) {
+                            out.onError(Status.FAILED_PRECONDITION.withDescription("session "
+                                    + Long.toHexString(m.getSession()) + " is not registered on node " + address)
+                                    .asRuntimeException());
+                            return;
+                        }
+                        session.sender.attach(out);
+                    }
+                    switch (m.getKindCase()) {
+                        case DISPATCH -> m.getDispatch().getAttemptsList().forEach(this::submit);
+                        case CANCEL -> m.getCancel().getAttemptIdsList().forEach(id -> runtime.cancel(session.node, id));
+                        case FREE -> m.getFree().getIdsList().forEach(key -> session.free(WireCodec.id(key)));
+                        case PEERS -> {
+                            for (Location l : m.getPeers().getNodesList()) {
+                                session.peerAddresses.put(l.getNode(), l.getAddress());
+                            }
+                        }
+                        case HEARTBEAT -> session.sender.send(NodeMessage.newBuilder().setHeartbeat(Load.newBuilder()
+                                .setQueued(runtime.queued()).setRunning(runtime.running())).build());
+                        case KIND_NOT_SET -> { }
+                    }
+                }
+
+                private void submit(dev.croupier.futures.wire.Attempt a) {
+                    AttemptCall call;
+                    try {
+                        call = WireCodec.fromWire(a);
+                    } catch (RuntimeException bad) {
+                        session.sender.add(WireCodec.toWire(new AttemptOutcome(a.getAttemptId(),
+                                AttemptOutcome.Kind.FAILED, AttemptOutcome.NO_SIZES, bad, null,
+                                AttemptOutcome.NO_COPIES, 0, 0, 0, 0, 0), session.node.codecs));
+                        return;
+                    }
+                    for (ObjectId out : call.outputs()) {
+                        session.objects.put(out, Boolean.TRUE);
+                    }
+                    runtime.submit(session.node, call);
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                    ended();
+                }
+
+                @Override
+                public void onCompleted() {
+                    ended();
+                    out.onCompleted();
+                }
+
+                private void ended() {
+                    Session s = session;
+                    if (s == null) {
+                        return;
+                    }
+                    s.sender.detach();
+                    leases.schedule(() -> {
+                        if (sessions.get(s.node.tag) == s) {
+                            s.expire();
+                        }
+                    }, s.leaseMillis, TimeUnit.MILLISECONDS);
+                }
+            };
+        }
+
+        @Override
+        public void stats(StatsRequest request, StreamObserver<StatsReply> reply) {
+            StoreMetrics m = runtime.store().metrics();
+            StatsReply.Builder b = StatsReply.newBuilder()
+                    .setAddress(address)
+                    .setCpus(runtime.cpus)
+                    .setStoreCapacity(storeBytes)
+                    .setStoreUsed(m.bytesInMemory())
+                    .setBytesSpilled(m.bytesSpilled())
+                    .setBytesRestored(m.bytesRestored())
+                    .setObjects(runtime.store().objectCount())
+                    .setTasksRunning(runtime.running())
+                    .setTasksQueued(runtime.queued())
+                    .setTasksRun(runtime.tasksRun())
+                    .setBytesFetched(runtime.bytesFetched());
+            sessions.keySet().forEach(b::addSessions);
+            reply.onNext(b.build());
+            reply.onCompleted();
+        }
+    }
+
+    private final class Data extends DataGrpc.DataImplBase {
+
+        @Override
+        public void pull(PullRequest request, StreamObserver<Chunk> plainOut) {
+            ServerCallStreamObserver<Chunk> out = (ServerCallStreamObserver<Chunk>) plainOut;
+            ObjectId id = WireCodec.id(request.getId());
+            NodeStore.Reading reading;
+            try {
+                reading = runtime.store().open(id);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                out.onError(Status.CANCELLED.asRuntimeException());
+                return;
+            } catch (IllegalStateException | StoreClosedException stopping) {
+                out.onError(Status.UNAVAILABLE.withDescription("node " + address + " is stopping").asRuntimeException());
+                return;
+            }
+            if (reading == null) {
+                out.onError(Status.NOT_FOUND.withDescription("node " + address + " holds no object " + id)
+                        .asRuntimeException());
+                return;
+            }
+            new FrameSender(out, reading, id).start();
+        }
+
+        @Override
+        public StreamObserver<Chunk> put(StreamObserver<PutReply> reply) {
+            return new StreamObserver<>() {
+                private ObjectId id;
+                private byte[] frame;
+                private int filled;
+                private Session session;
+
+                @Override
+                public void onNext(Chunk c) {
+                    if (frame == null) {
+                        id = WireCodec.id(c.getId());
+                        session = sessions.get(c.getSession());
+                        if (c.getTotal() < 0 || c.getTotal() > storeBytes) {
+                            reply.onError(Status.INVALID_ARGUMENT.withDescription("put of " + c.getTotal()
+                                    + " bytes does not fit node " + address).asRuntimeException());
+                            return;
+                        }
+                        frame = new byte[Math.toIntExact(c.getTotal())];
+                    }
+                    ByteString data = c.getData();
+                    if (filled + data.size() > frame.length) {
+                        reply.onError(Status.INVALID_ARGUMENT.withDescription("put of object " + id
+                                + " sent more than its " + frame.length + " bytes").asRuntimeException());
+                        return;
+                    }
+                    data.copyTo(frame, filled);
+                    filled += data.size();
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                    frame = null;
+                }
+
+                @Override
+                public void onCompleted() {
+                    if (frame == null || filled != frame.length) {
+                        reply.onError(Status.INVALID_ARGUMENT.withDescription("put of object " + id
+                                + " ended after " + filled + " bytes").asRuntimeException());
+                        return;
+                    }
+                    try {
+                        runtime.store().putFrame(id, MemorySegment.ofArray(frame));
+                        if (session != null) {
+                            session.objects.put(id, Boolean.TRUE);
+                        }
+                        reply.onNext(PutReply.newBuilder().setSize(frame.length).build());
+                        reply.onCompleted();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        reply.onError(Status.CANCELLED.asRuntimeException());
+                    } catch (RuntimeException e) {
+                        reply.onError(Status.RESOURCE_EXHAUSTED.withDescription("node " + address
+                                + " cannot store object " + id + ": " + e.getMessage()).asRuntimeException());
+                    }
+                }
+            };
+        }
+    }
+
+    /**
+     * Streams one pinned frame in chunks, each sent when the transport is ready for it (gRPC's
+     * flow control), so a slow puller never makes the holder buffer the object on its heap.
+     */
+    private static final class FrameSender implements Runnable {
+        private final ServerCallStreamObserver<Chunk> out;
+        private final NodeStore.Reading reading;
+        private final ObjectId id;
+        private long offset;
+        private boolean done;
+
+        FrameSender(ServerCallStreamObserver<Chunk> out, NodeStore.Reading reading, ObjectId id) {
+            this.out = out;
+            this.reading = reading;
+            this.id = id;
+        }
+
+        void start() {
+            out.setOnCancelHandler(this::finish);
+            out.setOnReadyHandler(this);
+            run();
+        }
+
+        @Override
+        public synchronized void run() {
+            MemorySegment frame = reading.frame();
+            long total = frame.byteSize();
+            while (!done && out.isReady()) {
+                int n = (int) Math.min(CHUNK_BYTES, total - offset);
+                Chunk.Builder c = Chunk.newBuilder();
+                if (offset == 0) {
+                    c.setId(WireCodec.key(id)).setTotal(total);
+                }
+                byte[] bytes = frame.asSlice(offset, n).toArray(ValueLayout.JAVA_BYTE);
+                out.onNext(c.setData(UnsafeByteOperations.unsafeWrap(bytes)).build());
+                offset += n;
+                if (offset == total) {
+                    out.onCompleted();
+                    finish();
+                }
+            }
+        }
+
+        private synchronized void finish() {
+            if (!done) {
+                done = true;
+                reading.close();
+            }
+        }
+    }
+
+    /**
+     * Stops serving: new calls are refused, running tasks interrupted, the store's memory and
+     * files released.
+     */
+    @Override
+    public void close() {
+        server.shutdown();
+        runtime.kill();
+        runtime.awaitStopped(EmbeddedBackend.CLOSE_WAIT_MILLIS);
+        peers.close();
+        leases.shutdownNow();
+        try {
+            server.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        server.shutdownNow();
+        try (var paths = Files.walk(spillRoot)) {
+            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException | UncheckedIOException ignored) {
+            // best effort: the store removed its own files
+        }
+    }
+
+    static CroupierException unreachable(String address, StatusRuntimeException e) {
+        return new CroupierException(ErrorCode.UNAVAILABLE, "node " + address + " cannot be reached: "
+                + e.getStatus().getCode() + (e.getStatus().getDescription() == null ? ""
+                : " (" + e.getStatus().getDescription() + ")"), e);
+    }
+}

@@ -1,0 +1,131 @@
+package dev.croupier.futures.internal;
+
+import dev.croupier.futures.wire.Chunk;
+import dev.croupier.futures.wire.DataGrpc;
+import dev.croupier.futures.wire.PullRequest;
+import dev.croupier.objectstore.ObjectId;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.lang.foreign.MemorySegment;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongFunction;
+
+/**
+ * gRPC channels to other nodes, one per address, and the pulling side of the data service:
+ * a frame arrives as a stream of chunks, each copied into memory the caller chose (a store's
+ * object, or the driver's heap) as it arrives, so the frame is never assembled twice.
+ *
+ * <p>A pull has a deadline that grows with the object ({@link #deadlineMillis}), so a holder
+ * that stops answering fails the pull instead of hanging it. Thread-safe.
+ */
+final class PeerChannels implements AutoCloseable {
+
+    /** Slowest transfer rate a pull tolerates before its deadline passes: 8 MiB/s. */
+    private static final long MIN_BYTES_PER_SECOND = 8L << 20;
+    /** Deadline of a pull of an object of unknown size, and the least of any pull. */
+    private static final long BASE_DEADLINE_MILLIS = 30_000;
+
+    private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
+
+    ManagedChannel channel(String address) {
+        return channels.computeIfAbsent(address, a -> {
+            int colon = a.lastIndexOf(':');
+            return NettyChannelBuilder.forAddress(a.substring(0, colon), Integer.parseInt(a.substring(colon + 1)))
+                    .usePlaintext()
+                    .maxInboundMessageSize(NodeService.MAX_INBOUND_BYTES)
+                    .build();
+        });
+    }
+
+    static long deadlineMillis(long bytes) {
+        return BASE_DEADLINE_MILLIS + bytes * 1000 / MIN_BYTES_PER_SECOND;
+    }
+
+    /** Where a pulled frame goes: memory for {@code size} bytes, or null if it is not wanted. */
+    interface Sink {
+        MemorySegment open(long size) throws InterruptedException;
+    }
+
+    /**
+     * Pulls object {@code id} of session {@code session} from {@code address} into a node's
+     * store. Returns the bytes copied, or -1 if the holder does not have it or cannot be reached.
+     */
+    long pull(String address, long session, ObjectId id, NodeStore into) throws InterruptedException {
+        NodeStore.Incoming[] incoming = new NodeStore.Incoming[1];
+        long bytes;
+        try {
+            bytes = pull(address, session, id, size -> {
+                incoming[0] = into.receive(id, size);
+                return incoming[0] == null ? null : incoming[0].frame();
+            });
+        } catch (RuntimeException e) {
+            if (incoming[0] != null) {
+                incoming[0].abort();
+            }
+            throw e;
+        }
+        if (bytes >= 0 && incoming[0] != null) {
+            incoming[0].commit();
+        } else if (incoming[0] != null) {
+            incoming[0].abort();
+        }
+        return bytes;
+    }
+
+    /**
+     * Pulls a frame into what {@code sink} gives. Returns its size (also when the sink wanted
+     * none of it), or -1 if the holder does not have it, is gone, or does not answer in time.
+     */
+    long pull(String address, long session, ObjectId id, Sink sink) throws InterruptedException {
+        PullRequest request = PullRequest.newBuilder()
+                .setProtocolVersion(NodeService.PROTOCOL_VERSION)
+                .setSession(session)
+                .setId(WireCodec.key(id))
+                .build();
+        Iterator<Chunk> chunks;
+        MemorySegment target = null;
+        long total = -1;
+        long filled = 0;
+        try {
+            chunks = DataGrpc.newBlockingStub(channel(address))
+                    .withDeadlineAfter(deadlineMillis(0), TimeUnit.MILLISECONDS)
+                    .pull(request);
+            while (chunks.hasNext()) {
+                Chunk c = chunks.next();
+                if (total < 0) {
+                    total = c.getTotal();
+                    target = sink.open(total);
+                }
+                int n = c.getData().size();
+                if (filled + n > total) {
+                    throw new IllegalStateException("node " + address + " sent more than the " + total
+                            + " bytes of object " + id);
+                }
+                if (target != null) {
+                    MemorySegment.copy(MemorySegment.ofBuffer(c.getData().asReadOnlyByteBuffer()), 0,
+                            target, filled, n);
+                }
+                filled += n;
+            }
+        } catch (StatusRuntimeException e) {
+            if (e.getStatus().getCode() == Status.Code.CANCELLED && Thread.interrupted()) {
+                throw new InterruptedException("pull of " + id + " from " + address + " interrupted");
+            }
+            return -1;
+        }
+        return filled == total ? total : -1;
+    }
+
+    @Override
+    public void close() {
+        for (ManagedChannel c : channels.values()) {
+            c.shutdownNow();
+        }
+        channels.clear();
+    }
+}

@@ -1,0 +1,423 @@
+package dev.croupier.futures.internal;
+
+import com.google.protobuf.UnsafeByteOperations;
+import dev.croupier.futures.ClusterStats;
+import dev.croupier.futures.CroupierException;
+import dev.croupier.futures.ErrorCode;
+import dev.croupier.futures.wire.CancelBatch;
+import dev.croupier.futures.wire.Chunk;
+import dev.croupier.futures.wire.ControlGrpc;
+import dev.croupier.futures.wire.DataGrpc;
+import dev.croupier.futures.wire.DispatchBatch;
+import dev.croupier.futures.wire.DriverMessage;
+import dev.croupier.futures.wire.FreeBatch;
+import dev.croupier.futures.wire.Location;
+import dev.croupier.futures.wire.NodeMessage;
+import dev.croupier.futures.wire.Outcome;
+import dev.croupier.futures.wire.PeerTable;
+import dev.croupier.futures.wire.PutReply;
+import dev.croupier.futures.wire.RegisterReply;
+import dev.croupier.futures.wire.RegisterRequest;
+import dev.croupier.futures.wire.StatsReply;
+import dev.croupier.futures.wire.StatsRequest;
+import dev.croupier.objectstore.ObjectId;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.StreamObserver;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The node protocol over gRPC: each node is a process ({@link NodeService}) at an address, with
+ * one registered session and one bidirectional stream from this driver.
+ *
+ * <p>Design. Commands to a node (attempts, cancels, frees) go into its {@link Outbox}; whichever
+ * thread finds the outbox idle sends everything queued as one message per kind, so a burst of
+ * tiny tasks costs one message, and ordering per node is kept (a cancel never overtakes its
+ * dispatch). Outcomes arrive in batches on the stream's thread and go straight to the owner. A
+ * stream that ends or fails means the node is dead to this driver: the owner resubmits its
+ * attempts and its objects are lost. Values the driver reads are pulled with the data service
+ * into the driver's heap; values it puts are streamed in chunks. Nodes this driver started
+ * ({@link NodeProcesses}) can be killed and restarted; nodes it only connected to cannot.
+ * Thread-safe.
+ */
+final class ProcessBackend implements Backend {
+
+    /** How long a node keeps a session's objects after its stream ends. */
+    static final long LEASE_MILLIS = 10_000;
+    /** Deadline of a control call (register, stats). */
+    private static final long CALL_DEADLINE_MILLIS = 10_000;
+
+    private final List<String> addresses;
+    private final ValueCodecs codecs;
+    private final List<String> allowList;
+    private final long session;
+    private final NodeProcesses processes;
+    private final PeerChannels channels = new PeerChannels();
+    private final Map<NodeLink, Outbox> outboxes = new ConcurrentHashMap<>();
+    /** Current address by node id; sent to every node as the session's peer table. */
+    private final CopyOnWriteArrayList<String> byId = new CopyOnWriteArrayList<>();
+    private volatile Events events;
+    private volatile long storeBytes;
+
+    /**
+     * @param processes the node processes this driver started, or null if it only connects
+     */
+    ProcessBackend(List<String> addresses, ValueCodecs codecs, List<String> allowList, long session,
+                   NodeProcesses processes) {
+        this.addresses = List.copyOf(addresses);
+        this.codecs = codecs;
+        this.allowList = List.copyOf(allowList);
+        this.session = session;
+        this.processes = processes;
+    }
+
+    @Override
+    public List<NodeLink> start(Events events) {
+        this.events = events;
+        List<NodeLink> links = new ArrayList<>();
+        try {
+            for (int i = 0; i < addresses.size(); i++) {
+                links.add(connect(i, addresses.get(i)));
+            }
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+        return links;
+    }
+
+    @Override
+    public boolean encodes() {
+        return true;
+    }
+
+    private NodeLink connect(int id, String address) {
+        RegisterReply reply;
+        try {
+            reply = ControlGrpc.newBlockingStub(channels.channel(address))
+                    .withDeadlineAfter(CALL_DEADLINE_MILLIS, TimeUnit.MILLISECONDS)
+                    .register(RegisterRequest.newBuilder()
+                            .setProtocolVersion(NodeService.PROTOCOL_VERSION)
+                            .setCroupierVersion(CroupierVersion.get())
+                            .setSession(session)
+                            .setNode(id)
+                            .setLeaseMillis(LEASE_MILLIS)
+                            .addAllSerializableAllowList(allowList)
+                            .build());
+        } catch (StatusRuntimeException e) {
+            throw switch (e.getStatus().getCode()) {
+                case FAILED_PRECONDITION -> new CroupierException(ErrorCode.UNAVAILABLE,
+                        "node " + address + " refused this driver: " + e.getStatus().getDescription(), e);
+                default -> NodeService.unreachable(address, e);
+            };
+        }
+        storeBytes = reply.getStoreBytes();
+        NodeLink link = new NodeLink(id, reply.getCpus(), address);
+        synchronized (byId) {
+            if (id < byId.size()) {
+                byId.set(id, address);
+            } else {
+                byId.add(address);
+            }
+        }
+        Outbox outbox = new Outbox(link);
+        outboxes.put(link, outbox);
+        outbox.open();
+        PeerTable.Builder peers = PeerTable.newBuilder();
+        for (int i = 0; i < byId.size(); i++) {
+            peers.addNodes(Location.newBuilder().setNode(i).setAddress(byId.get(i)));
+        }
+        for (Outbox o : outboxes.values()) {
+            o.send(DriverMessage.newBuilder().setSession(session).setPeers(peers).build());
+        }
+        return link;
+    }
+
+    /**
+     * A node's command queue and its stream. Commands are queued under the monitor; one sender
+     * at a time drains them into messages, outside the monitor, so producers never wait on the
+     * network. Thread-safe.
+     */
+    private final class Outbox implements StreamObserver<NodeMessage> {
+        private final NodeLink link;
+        private StreamObserver<DriverMessage> stream;
+        private DispatchBatch.Builder dispatch = DispatchBatch.newBuilder();
+        private CancelBatch.Builder cancel = CancelBatch.newBuilder();
+        private FreeBatch.Builder free = FreeBatch.newBuilder();
+        private boolean sending;
+        private boolean closed;
+
+        Outbox(NodeLink link) {
+            this.link = link;
+        }
+
+        void open() {
+            stream = ControlGrpc.newStub(channels.channel(link.address)).session(this);
+        }
+
+        void dispatch(dev.croupier.futures.wire.Attempt attempt) {
+            synchronized (this) {
+                dispatch.addAttempts(attempt);
+            }
+            drain();
+        }
+
+        void cancel(long attemptId) {
+            synchronized (this) {
+                cancel.addAttemptIds(attemptId);
+            }
+            drain();
+        }
+
+        void free(ObjectId id) {
+            synchronized (this) {
+                free.addIds(WireCodec.key(id));
+            }
+            drain();
+        }
+
+        void send(DriverMessage message) {
+            synchronized (this) {
+                if (closed) {
+                    return;
+                }
+            }
+            try {
+                synchronized (stream) {
+                    stream.onNext(message);
+                }
+            } catch (RuntimeException streamGone) {
+                ended();
+            }
+        }
+
+        private void drain() {
+            synchronized (this) {
+                if (sending || closed) {
+                    return;
+                }
+                sending = true;
+            }
+            while (true) {
+                List<DriverMessage> messages = new ArrayList<>(3);
+                synchronized (this) {
+                    if (dispatch.getAttemptsCount() > 0) {
+                        messages.add(DriverMessage.newBuilder().setSession(session).setDispatch(dispatch).build());
+                        dispatch = DispatchBatch.newBuilder();
+                    }
+                    if (cancel.getAttemptIdsCount() > 0) {
+                        messages.add(DriverMessage.newBuilder().setSession(session).setCancel(cancel).build());
+                        cancel = CancelBatch.newBuilder();
+                    }
+                    if (free.getIdsCount() > 0) {
+                        messages.add(DriverMessage.newBuilder().setSession(session).setFree(free).build());
+                        free = FreeBatch.newBuilder();
+                    }
+                    if (messages.isEmpty() || closed) {
+                        sending = false;
+                        return;
+                    }
+                }
+                try {
+                    synchronized (stream) {
+                        for (DriverMessage m : messages) {
+                            stream.onNext(m);
+                        }
+                    }
+                } catch (RuntimeException streamGone) {
+                    ended();
+                    return;
+                }
+            }
+        }
+
+        @Override
+        public void onNext(NodeMessage m) {
+            if (m.hasOutcomes()) {
+                for (Outcome o : m.getOutcomes().getOutcomesList()) {
+                    events.outcome(link, WireCodec.fromWire(o, codecs));
+                }
+            }
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            ended();
+        }
+
+        @Override
+        public void onCompleted() {
+            ended();
+        }
+
+        private void ended() {
+            synchronized (this) {
+                if (closed) {
+                    return;
+                }
+                closed = true;
+            }
+            outboxes.remove(link, this);
+            events.nodeDied(link);
+        }
+
+        void close() {
+            synchronized (this) {
+                if (closed) {
+                    return;
+                }
+                closed = true;
+            }
+            try {
+                stream.onCompleted();
+            } catch (RuntimeException alreadyGone) {
+                // nothing to end
+            }
+        }
+    }
+
+    @Override
+    public NodeLink startNode(int id) {
+        if (processes == null) {
+            throw new CroupierException(ErrorCode.BAD_INPUT, "node " + id + " was not started by this driver;"
+                    + " restart it where it runs, and connect again");
+        }
+        return connect(id, processes.start(id));
+    }
+
+    @Override
+    public void kill(NodeLink node) {
+        Outbox outbox = outboxes.remove(node);
+        if (processes != null) {
+            processes.kill(node.id);
+        }
+        if (outbox != null) {
+            outbox.close();
+        }
+    }
+
+    @Override
+    public void dispatch(NodeLink node, AttemptCall call) {
+        Outbox outbox = outboxes.get(node);
+        if (outbox != null) {
+            outbox.dispatch(WireCodec.toWire(call, this::address));
+        }
+    }
+
+    private String address(int node) {
+        return node < byId.size() ? byId.get(node) : "";
+    }
+
+    @Override
+    public void cancel(NodeLink node, long attemptId) {
+        Outbox outbox = outboxes.get(node);
+        if (outbox != null) {
+            outbox.cancel(attemptId);
+        }
+    }
+
+    @Override
+    public void free(NodeLink node, ObjectId id) {
+        Outbox outbox = outboxes.get(node);
+        if (outbox != null) {
+            outbox.free(id);
+        }
+    }
+
+    @Override
+    public NodeStore.Reading read(NodeLink node, ObjectId id) throws InterruptedException {
+        byte[][] frame = new byte[1][];
+        long size = channels.pull(node.address, session, id, total -> {
+            frame[0] = new byte[Math.toIntExact(total)];
+            return MemorySegment.ofArray(frame[0]);
+        });
+        if (size < 0) {
+            if (!node.alive()) {
+                throw new IllegalStateException(node + " is dead");
+            }
+            return null;
+        }
+        return NodeStore.Reading.of(MemorySegment.ofArray(frame[0]));
+    }
+
+    @Override
+    public long put(NodeLink node, ObjectId id, ValueCodecs.Encoded value) throws InterruptedException {
+        byte[] frame = new byte[Math.toIntExact(value.size())];
+        value.writeTo(MemorySegment.ofArray(frame));
+        CountDownLatch done = new CountDownLatch(1);
+        Throwable[] failure = new Throwable[1];
+        StreamObserver<Chunk> out = DataGrpc.newStub(channels.channel(node.address))
+                .withDeadlineAfter(PeerChannels.deadlineMillis(frame.length), TimeUnit.MILLISECONDS)
+                .put(new StreamObserver<>() {
+                    @Override
+                    public void onNext(PutReply reply) {}
+
+                    @Override
+                    public void onError(Throwable t) {
+                        failure[0] = t;
+                        done.countDown();
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                        done.countDown();
+                    }
+                });
+        int offset = 0;
+        do {
+            int n = Math.min(NodeService.CHUNK_BYTES, frame.length - offset);
+            Chunk.Builder c = Chunk.newBuilder().setData(UnsafeByteOperations.unsafeWrap(frame, offset, n));
+            if (offset == 0) {
+                c.setId(WireCodec.key(id)).setTotal(frame.length).setSession(session);
+            }
+            out.onNext(c.build());
+            offset += n;
+        } while (offset < frame.length);
+        out.onCompleted();
+        done.await();
+        if (failure[0] != null) {
+            throw new IllegalStateException("put of " + id + " on " + node + " failed: " + failure[0].getMessage(),
+                    failure[0]);
+        }
+        return frame.length;
+    }
+
+    @Override
+    public ClusterStats.NodeStats stats(NodeLink node) {
+        if (!node.alive()) {
+            return new ClusterStats.NodeStats(node.id, false, 0, 0, 0, 0, 0, 0);
+        }
+        try {
+            StatsReply r = ControlGrpc.newBlockingStub(channels.channel(node.address))
+                    .withDeadlineAfter(CALL_DEADLINE_MILLIS, TimeUnit.MILLISECONDS)
+                    .stats(StatsRequest.getDefaultInstance());
+            return new ClusterStats.NodeStats(node.id, true, r.getTasksRun(), r.getObjects(), r.getStoreUsed(),
+                    r.getBytesSpilled(), r.getBytesRestored(), r.getBytesFetched());
+        } catch (StatusRuntimeException e) {
+            return new ClusterStats.NodeStats(node.id, node.alive(), 0, 0, 0, 0, 0, 0);
+        }
+    }
+
+    @Override
+    public long objectStoreBytes() {
+        return storeBytes;
+    }
+
+    @Override
+    public void close() {
+        for (Outbox o : outboxes.values()) {
+            o.close();
+        }
+        outboxes.clear();
+        if (processes != null) {
+            processes.close();
+        }
+        channels.close();
+    }
+}

@@ -1,0 +1,201 @@
+package dev.croupier.futures;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The same {@link Cluster} over node processes: random DAGs give the sequential answer, values
+ * of every kind travel both ways, two drivers share nodes started by hand, a killed node's work
+ * is rebuilt, and what cannot work is refused with its cause named.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class ProcessClusterTest {
+
+    @TempDir
+    Path spill;
+
+    private Cluster.Builder processes(int n) {
+        return Cluster.builder().processes(n).cpusPerNode(2).objectStoreBytes(32L << 20).spillDirectory(spill);
+    }
+
+    @Test
+    void randomDagsOnThreeProcessesGiveTheSequentialAnswer() {
+        try (Cluster c = processes(3).start()) {
+            assertEquals(List.of(0, 1, 2), c.aliveNodes());
+            for (long seed = 1; seed <= 4; seed++) {
+                RandomDagProperties.Dag dag = RandomDagProperties.Dag.random(120, seed);
+                assertDagAnswers(c, dag);
+            }
+            assertTrue(c.stats().totalTasks() >= 480, c.stats().toString());
+        }
+    }
+
+    static void assertDagAnswers(Cluster c, RandomDagProperties.Dag dag) {
+        long[][] expected = dag.evaluate();
+        List<List<ObjectRef<Object>>> refs = new ArrayList<>();
+        for (int i = 0; i < dag.tasks.size(); i++) {
+            refs.add(RandomDagProperties.submit(c, dag, refs, i));
+        }
+        for (int i = 0; i < dag.tasks.size(); i++) {
+            for (int j = 0; j < expected[i].length; j++) {
+                assertEquals(expected[i][j], RandomDagProperties.valueOf(refs.get(i).get(j).get()), "task " + i);
+            }
+        }
+        refs.forEach(r -> r.forEach(ObjectRef::release));
+    }
+
+    @Test
+    void valuesTravelBothWaysAndSegmentsArriveWhole() {
+        try (Cluster c = processes(2).start()) {
+            byte[] big = new byte[5 << 20];
+            for (int i = 0; i < big.length; i++) {
+                big[i] = (byte) (i * 31);
+            }
+            ObjectRef<byte[]> put = c.put(big);
+            ObjectRef<MemorySegment> doubled = c.task((byte[] b) -> {
+                MemorySegment out = TaskOutput.allocate(b.length * 2L);
+                MemorySegment.copy(MemorySegment.ofArray(b), 0, out, 0, b.length);
+                MemorySegment.copy(MemorySegment.ofArray(b), 0, out, b.length, b.length);
+                return out;
+            }, put).onNode(1, Affinity.HARD).remote();
+            ObjectRef<Long> sum = c.task((MemorySegment s) -> {
+                long total = 0;
+                for (long i = 0; i < s.byteSize(); i++) {
+                    total += s.get(ValueLayout.JAVA_BYTE, i);
+                }
+                return total;
+            }, doubled).onNode(0, Affinity.HARD).remote();
+            long expected = 0;
+            for (byte b : big) {
+                expected += 2L * b;
+            }
+            assertEquals(expected, sum.get());
+            assertArrayEquals(big, put.get());
+            MemorySegment back = doubled.get();
+            assertEquals(2L * big.length, back.byteSize());
+            assertEquals(big[12345], back.get(ValueLayout.JAVA_BYTE, big.length + 12345L));
+            assertEquals("ab", c.task((String a, String b) -> a + b, "a", "b").remote().get());
+        }
+    }
+
+    @Test
+    void aTaskThatThrowsFailsWithItsExceptionAndDependentsFail() {
+        try (Cluster c = processes(2).start()) {
+            ObjectRef<Integer> bad = c.task((Fn0<Integer>) () -> {
+                throw new IllegalStateException("no luck");
+            }).name("unlucky").remote();
+            TaskFailedException e = assertThrows(TaskFailedException.class, bad::get);
+            assertTrue(e.getCause() instanceof IllegalStateException, String.valueOf(e.getCause()));
+            assertEquals("no luck", e.getCause().getMessage());
+            ObjectRef<Integer> after = c.task((Integer x) -> x + 1, bad).remote();
+            assertThrows(TaskFailedException.class, after::get);
+        }
+    }
+
+    @Test
+    void aKilledNodeProcessLosesNothing() {
+        try (Cluster c = processes(3).start()) {
+            RandomDagProperties.Dag dag = RandomDagProperties.Dag.random(150, 7);
+            long[][] expected = dag.evaluate();
+            List<List<ObjectRef<Object>>> refs = new ArrayList<>();
+            for (int i = 0; i < dag.tasks.size(); i++) {
+                refs.add(RandomDagProperties.submit(c, dag, refs, i));
+                if (i == 75) {
+                    c.killNode(1);
+                }
+            }
+            for (int i = 0; i < dag.tasks.size(); i++) {
+                for (int j = 0; j < expected[i].length; j++) {
+                    assertEquals(expected[i][j], RandomDagProperties.valueOf(refs.get(i).get(j).get()), "task " + i);
+                }
+            }
+            assertEquals(List.of(0, 2), c.aliveNodes());
+            c.restartNode(1);
+            assertEquals(List.of(0, 1, 2), c.aliveNodes());
+            assertEquals(42, c.task(() -> 42).onNode(1, Affinity.HARD).remote().get());
+        }
+    }
+
+    @Test
+    void nodesStartedByHandServeTwoDriversAtOnce() throws Exception {
+        List<Process> nodes = new ArrayList<>();
+        try {
+            List<String> addresses = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                Process p = new ProcessBuilder(javaCommand("--port", "0", "--cpus", "2", "--store-memory", "32m",
+                        "--spill-dir", spill.toString())).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+                nodes.add(p);
+                String line = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))
+                        .readLine();
+                assertTrue(line != null && line.startsWith(NodeServer.READY), String.valueOf(line));
+                addresses.add(line.substring(NodeServer.READY.length()));
+            }
+            String cluster = String.join(",", addresses);
+            List<CompletableFuture<Void>> drivers = new ArrayList<>();
+            for (long seed = 11; seed <= 12; seed++) {
+                long s = seed;
+                drivers.add(CompletableFuture.runAsync(() -> {
+                    try (Cluster c = Cluster.connect(cluster)) {
+                        assertDagAnswers(c, RandomDagProperties.Dag.random(100, s));
+                    }
+                }));
+            }
+            CompletableFuture.allOf(drivers.toArray(new CompletableFuture[0])).get(120, TimeUnit.SECONDS);
+        } finally {
+            nodes.forEach(Process::destroyForcibly);
+        }
+    }
+
+    static List<String> javaCommand(String... nodeArgs) {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        cmd.addAll(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments());
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), NodeServer.class.getName()));
+        cmd.addAll(List.of(nodeArgs));
+        return cmd;
+    }
+
+    @Test
+    void anUnreachableNodeIsNamed() throws IOException {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        CroupierException e = assertThrows(CroupierException.class, () -> Cluster.connect("127.0.0.1:" + port));
+        assertEquals(ErrorCode.UNAVAILABLE, e.code());
+        assertTrue(e.getMessage().contains("127.0.0.1:" + port), e.getMessage());
+    }
+
+    static final class Unserializable {
+        int value = 3;
+    }
+
+    @Test
+    void aFunctionThatCannotTravelIsRefusedAtSubmissionNamingTheClass() {
+        try (Cluster c = processes(1).start()) {
+            Unserializable captured = new Unserializable();
+            CroupierException e = assertThrows(CroupierException.class,
+                    () -> c.task(() -> captured.value).name("captures").remote());
+            assertEquals(ErrorCode.BAD_INPUT, e.code());
+            assertTrue(e.getMessage().contains("captures") && e.getMessage().contains(Unserializable.class.getName()),
+                    e.getMessage());
+        }
+    }
+}
