@@ -38,8 +38,9 @@ record AttemptCall(long attemptId, String name, int cpus, Payload function, Obje
      * An object argument and where the owner knows copies to be.
      *
      * @param nodes ids of node incarnations holding a copy, in the owner's session
+     * @param inline the value's frame when the owner holds it (a small value); else null
      */
-    record Ref(ObjectId id, long size, int[] nodes) {}
+    record Ref(ObjectId id, long size, int[] nodes, byte[] inline) {}
 
     /** Refs that arrive as one {@code List} of their values. */
     record RefList(Ref[] refs) {}

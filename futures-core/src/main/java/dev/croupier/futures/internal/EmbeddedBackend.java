@@ -101,7 +101,7 @@ final class EmbeddedBackend implements Backend {
         NodeRuntime runtime = new NodeRuntime(id, config.cpusPerNode(),
                 new NodeStore(store.build(), config.smallObjectBytes()));
         NodeLink link = new NodeLink(id, config.cpusPerNode(), name);
-        NodeSession session = new NodeSession(clusterTag, id, codecs, (node, outcome) -> events.outcome(link,
+        NodeSession session = new NodeSession(clusterTag, id, serializing ? config.smallObjectBytes() : 0, codecs, (node, call, outcome) -> events.outcome(link,
                 serializing ? WireCodec.roundTrip(outcome, codecs) : outcome), this::pull);
         Incarnation incarnation = new Incarnation(link, runtime, session);
         synchronized (byId) {

@@ -4,6 +4,7 @@ import dev.croupier.futures.CroupierException;
 import dev.croupier.futures.ErrorCode;
 import dev.croupier.objectstore.ObjectId;
 import dev.croupier.objectstore.StoreClosedException;
+import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayDeque;
@@ -221,7 +222,7 @@ final class NodeRuntime {
     }
 
     private void addIfStored(AttemptCall.Ref ref, List<ObjectId> out) {
-        if (store.isStored(ref.size()) && store.contains(ref.id())) {
+        if (ref.inline() == null && store.isStored(ref.size()) && store.contains(ref.id())) {
             out.add(ref.id());
         }
     }
@@ -240,6 +241,7 @@ final class NodeRuntime {
         List<NodeStore.Reading> pins = new ArrayList<>(0);
         Resolving resolving = new Resolving(session);
         long[] sizes = null;
+        byte[][] inline = session.inlineBelow > 0 ? new byte[call.outputs().length][] : AttemptOutcome.NO_VALUES;
         ObjectId lost = null;
         Throwable error = null;
         try {
@@ -258,9 +260,9 @@ final class NodeRuntime {
                     values[i] = ((Payload) arg).open(session.codecs);
                 }
             }
-            TaskSpec.Invocation function = (TaskSpec.Invocation) call.function().open(session.codecs);
+            TaskSpec.Invocation function = (TaskSpec.Invocation) session.function(call.function());
             try (OutputScope scope = OutputScope.open(store)) {
-                sizes = storeOutputs(call, session.codecs, function.invoke(values), scope);
+                sizes = storeOutputs(call, session, function.invoke(values), scope, inline);
             }
         } catch (LostArgument e) {
             lost = e.id;
@@ -282,10 +284,10 @@ final class NodeRuntime {
         AttemptOutcome outcome = new AttemptOutcome(call.attemptId(), kind,
                 sizes == null ? AttemptOutcome.NO_SIZES : sizes, error, lost, resolving.copies(),
                 start - r.readyNanos, System.nanoTime() - start, THREADS.getCurrentThreadCpuTime() - cpuStart,
-                resolving.bytesIn, bytesOut);
+                resolving.bytesIn, bytesOut, sizes == null ? AttemptOutcome.NO_VALUES : inline);
         try {
             if (session.attempts.remove(call.attemptId(), r)) {
-                session.reports.report(this, outcome);
+                session.reports.report(this, call, outcome);
             }
         } finally {
             finished(r);
@@ -320,6 +322,10 @@ final class NodeRuntime {
 
     private Object readArgument(AttemptCall.Ref ref, List<NodeStore.Reading> pins, Resolving resolving)
             throws InterruptedException, LostArgument {
+        if (ref.inline() != null) {
+            resolving.bytesIn += ref.inline().length;
+            return resolving.session.codecs.decode(MemorySegment.ofArray(ref.inline()));
+        }
         NodeStore.Reading local = store.open(ref.id());
         NodeStore.Reading reading = local != null || !pull(ref, resolving) ? local : store.open(ref.id());
         if (reading == null) {
@@ -355,12 +361,12 @@ final class NodeRuntime {
         return false;
     }
 
-    private long[] storeOutputs(AttemptCall call, ValueCodecs codecs, Object result, OutputScope scope)
-            throws InterruptedException {
+    private long[] storeOutputs(AttemptCall call, NodeSession session, Object result, OutputScope scope,
+                                byte[][] inline) throws InterruptedException {
         ObjectId[] outputs = call.outputs();
         long[] sizes = new long[outputs.length];
         if (!call.multiReturn()) {
-            sizes[0] = storeOutput(outputs[0], codecs, result, scope);
+            sizes[0] = storeOutput(outputs[0], session, result, scope, inline, 0);
             return sizes;
         }
         if (!(result instanceof List<?> values) || values.size() != outputs.length) {
@@ -369,16 +375,29 @@ final class NodeRuntime {
                     + (result instanceof List<?> l ? "a List of " + l.size() : String.valueOf(result)));
         }
         for (int i = 0; i < outputs.length; i++) {
-            sizes[i] = storeOutput(outputs[i], codecs, values.get(i), scope);
+            sizes[i] = storeOutput(outputs[i], session, values.get(i), scope, inline, i);
         }
         return sizes;
     }
 
-    /** Seals memory the task wrote in place, or encodes the value into the store. */
-    private long storeOutput(ObjectId output, ValueCodecs codecs, Object value, OutputScope scope)
-            throws InterruptedException {
+    /**
+     * Seals memory the task wrote in place, returns a small value inline to the owner, or
+     * encodes the value into the store.
+     */
+    private long storeOutput(ObjectId output, NodeSession session, Object value, OutputScope scope,
+                             byte[][] inline, int index) throws InterruptedException {
         NodeStore.Scratch scratch = scope.take(value);
-        return scratch != null ? store.adopt(output, scratch) : store.put(output, codecs.encode(value));
+        if (scratch != null) {
+            return store.adopt(output, scratch);
+        }
+        ValueCodecs.Encoded encoded = session.codecs.encode(value);
+        if (encoded.size() < session.inlineBelow) {
+            byte[] frame = new byte[(int) encoded.size()];
+            encoded.writeTo(MemorySegment.ofArray(frame));
+            inline[index] = frame;
+            return frame.length;
+        }
+        return store.put(output, encoded);
     }
 
     // ---------------------------------------------------------------- life

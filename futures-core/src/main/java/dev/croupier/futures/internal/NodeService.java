@@ -78,6 +78,9 @@ public final class NodeService implements AutoCloseable {
         return t;
     });
     private final Map<Long, Session> sessions = new ConcurrentHashMap<>();
+    /** Sends every session's outcomes, so workers only queue them and go on to the next task. */
+    private final java.util.concurrent.ExecutorService sender = Executors.newSingleThreadExecutor(
+            r -> Thread.ofPlatform().daemon().name("croupier-node-sender").unstarted(r));
     private final int smallObjectBytes;
     private final long storeBytes;
 
@@ -137,11 +140,21 @@ public final class NodeService implements AutoCloseable {
         Session(RegisterRequest r) {
             ValueCodecs codecs = new ValueCodecs(Map.of(), r.getSerializableAllowListList());
             this.leaseMillis = r.getLeaseMillis();
-            this.node = new NodeSession(r.getSession(), r.getNode(), codecs, (n, outcome) -> report(outcome),
+            this.node = new NodeSession(r.getSession(), r.getNode(), r.getInlineBelow(), codecs, (n, call, outcome) -> report(call, outcome),
                     this::pull);
         }
 
-        private void report(AttemptOutcome outcome) {
+        private void report(AttemptCall call, AttemptOutcome outcome) {
+            if (outcome.kind() == AttemptOutcome.Kind.COMPLETED) {
+                for (int i = 0; i < call.outputs().length; i++) {
+                    if (i >= outcome.values().length || outcome.values()[i] == null) {
+                        objects.put(call.outputs()[i], Boolean.TRUE);
+                    }
+                }
+                if (ended && sessions.get(node.tag) != this) {
+                    expire(); // the lease ran out while this attempt ran
+                }
+            }
             sender.add(WireCodec.toWire(outcome, node.codecs));
         }
 
@@ -182,7 +195,7 @@ public final class NodeService implements AutoCloseable {
      * Sends a session's outcomes in batches: one message carries whatever finished while the
      * previous one was being written. Thread-safe.
      */
-    private static final class OutcomeSender {
+    private final class OutcomeSender {
         private OutcomeBatch.Builder pending = OutcomeBatch.newBuilder();
         private StreamObserver<NodeMessage> stream;
         private boolean sending;
@@ -191,6 +204,7 @@ public final class NodeService implements AutoCloseable {
             this.stream = stream;
         }
 
+        /** Queues an outcome; the node's sender thread sends what has gathered as one message. */
         void add(Outcome outcome) {
             synchronized (this) {
                 pending.addOutcomes(outcome);
@@ -199,7 +213,7 @@ public final class NodeService implements AutoCloseable {
                 }
                 sending = true;
             }
-            drain();
+            sender.execute(this::drain);
         }
 
         void send(NodeMessage message) {
@@ -216,18 +230,15 @@ public final class NodeService implements AutoCloseable {
 
         private void drain() {
             while (true) {
-                OutcomeBatch batch;
-                StreamObserver<NodeMessage> to;
                 synchronized (this) {
                     if (pending.getOutcomesCount() == 0 || stream == null) {
                         sending = false;
                         return;
                     }
-                    batch = pending.build();
+                    OutcomeBatch batch = pending.build();
                     pending = OutcomeBatch.newBuilder();
-                    to = stream;
                     try {
-                        to.onNext(NodeMessage.newBuilder().setOutcomes(batch).build());
+                        stream.onNext(NodeMessage.newBuilder().setOutcomes(batch).build());
                     } catch (RuntimeException streamGone) {
                         stream = null;
                     }
@@ -313,11 +324,9 @@ public final class NodeService implements AutoCloseable {
                     } catch (RuntimeException bad) {
                         session.sender.add(WireCodec.toWire(new AttemptOutcome(a.getAttemptId(),
                                 AttemptOutcome.Kind.FAILED, AttemptOutcome.NO_SIZES, bad, null,
-                                AttemptOutcome.NO_COPIES, 0, 0, 0, 0, 0), session.node.codecs));
+                                AttemptOutcome.NO_COPIES, 0, 0, 0, 0, 0, AttemptOutcome.NO_VALUES),
+                                session.node.codecs));
                         return;
-                    }
-                    for (ObjectId out : call.outputs()) {
-                        session.objects.put(out, Boolean.TRUE);
                     }
                     runtime.submit(session.node, call);
                 }
@@ -339,6 +348,7 @@ public final class NodeService implements AutoCloseable {
                         return;
                     }
                     s.sender.detach();
+                    s.ended = true;
                     leases.schedule(() -> {
                         if (sessions.get(s.node.tag) == s) {
                             s.expire();
@@ -517,6 +527,7 @@ public final class NodeService implements AutoCloseable {
         runtime.awaitStopped(EmbeddedBackend.CLOSE_WAIT_MILLIS);
         peers.close();
         leases.shutdownNow();
+        sender.shutdown();
         try {
             server.awaitTermination(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {

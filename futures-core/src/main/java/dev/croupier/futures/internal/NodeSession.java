@@ -14,7 +14,7 @@ final class NodeSession {
     /** Where a session's outcomes go: the owner's link to this node. */
     @FunctionalInterface
     interface Reports {
-        void report(NodeRuntime node, AttemptOutcome outcome);
+        void report(NodeRuntime node, AttemptCall call, AttemptOutcome outcome);
     }
 
     /** How a node gets a copy of an argument another node of the session holds. */
@@ -31,15 +31,42 @@ final class NodeSession {
     final long tag;
     /** This node's id in the session. */
     final int self;
+    /**
+     * Outputs whose frames are smaller than this go back inline with the outcome and live with
+     * the owner, not on this node (0: none; a driver sharing this JVM reads the node's memory).
+     */
+    final int inlineBelow;
     final ValueCodecs codecs;
     final Reports reports;
     final Peers peers;
+    /** Decoded stateless functions by their bytes; bounded, since a session may send many. */
+    private final ConcurrentHashMap<java.nio.ByteBuffer, Object> functions = new ConcurrentHashMap<>();
+    private static final int MAX_FUNCTIONS = 1024;
+
+    /** The attempt's function, decoded once per distinct stateless body. */
+    Object function(Payload payload) {
+        if (!(payload instanceof Payload.Encoded encoded) || !encoded.stateless()) {
+            return payload.open(codecs);
+        }
+        java.nio.ByteBuffer key = java.nio.ByteBuffer.wrap(encoded.frame());
+        Object fn = functions.get(key);
+        if (fn == null) {
+            fn = payload.open(codecs);
+            if (functions.size() >= MAX_FUNCTIONS) {
+                functions.clear();
+            }
+            functions.put(key, fn);
+        }
+        return fn;
+    }
+
     /** Queued and running attempts by id; an outcome is reported only for an attempt still here. */
     final ConcurrentHashMap<Long, NodeRuntime.Running> attempts = new ConcurrentHashMap<>();
 
-    NodeSession(long tag, int self, ValueCodecs codecs, Reports reports, Peers peers) {
+    NodeSession(long tag, int self, int inlineBelow, ValueCodecs codecs, Reports reports, Peers peers) {
         this.tag = tag;
         this.self = self;
+        this.inlineBelow = inlineBelow;
         this.codecs = codecs;
         this.reports = reports;
         this.peers = peers;

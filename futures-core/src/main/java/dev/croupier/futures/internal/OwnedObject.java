@@ -28,6 +28,11 @@ final class OwnedObject {
     final int returnIndex;
 
     private State state = State.PENDING;
+    /**
+     * The value's frame when it lives with the owner instead of on a node: a small value
+     * returned inline by a node process (as Ray's owner keeps small objects in process).
+     */
+    private byte[] inline;
     /** NodeLink incarnations holding a copy; a dead incarnation's copy is gone. */
     private final List<NodeLink> locations = new ArrayList<>(2);
     private long size;
@@ -66,7 +71,32 @@ final class OwnedObject {
 
     /** Ready with a copy on a live node. */
     synchronized boolean isAvailable() {
-        return state == State.READY && liveLocation(null) != null;
+        return state == State.READY && held();
+    }
+
+    /** Whether a copy exists: with the owner, or on a live node. Caller holds the monitor. */
+    private boolean held() {
+        return inline != null || liveLocation(null) != null;
+    }
+
+    /** The frame the owner holds, or null if the value lives on nodes. */
+    synchronized byte[] inline() {
+        return inline;
+    }
+
+    /** Makes the entry ready with its frame held by the owner; see {@link #markReady}. */
+    synchronized List<Runnable> markReadyInline(byte[] frame, long seq) {
+        if (state == State.FREED || state == State.FAILED) {
+            return REJECTED;
+        }
+        size = frame.length;
+        inline = frame;
+        if (state == State.READY) {
+            return null;
+        }
+        state = State.READY;
+        completionSeq = seq;
+        return settle();
     }
 
     /** A live node holding a copy, preferring {@code preferred}; null if none. */
@@ -149,7 +179,7 @@ final class OwnedObject {
 
     /** Fails the entry (once; a ready or failed entry keeps its state) and returns the waiters to run. */
     synchronized List<Runnable> markFailed(CroupierException cause, long seq) {
-        if (state == State.FAILED || (state == State.READY && liveLocation(null) != null)) {
+        if (state == State.FAILED || (state == State.READY && held())) {
             return null;
         }
         state = State.FAILED;
@@ -164,7 +194,7 @@ final class OwnedObject {
      * Returns false if it is not lost (still available, already pending, or failed).
      */
     synchronized boolean markRebuilding() {
-        if (state == State.FREED || (state == State.READY && liveLocation(null) == null)) {
+        if (state == State.FREED || (state == State.READY && !held())) {
             state = State.PENDING;
             return true;
         }
@@ -180,7 +210,7 @@ final class OwnedObject {
         boolean runNow;
         boolean lost = false;
         synchronized (this) {
-            runNow = state == State.FAILED || (state == State.READY && liveLocation(null) != null);
+            runNow = state == State.FAILED || (state == State.READY && held());
             if (!runNow) {
                 lost = state != State.PENDING;
                 if (waiters == null) {
@@ -239,6 +269,7 @@ final class OwnedObject {
         }
         List<NodeLink> copies = List.copyOf(locations);
         locations.clear();
+        inline = null;
         if (state != State.FAILED) {
             state = State.FREED;
         }

@@ -12,6 +12,8 @@ import java.util.Objects;
 final class OwnedTaskBuilder<R> implements TaskBuilder<R> {
 
     private final OwnerCluster cluster;
+    /** The user's function, and the same adapted to an argument array. */
+    final Object function;
     final TaskSpec.Invocation invocation;
     final Object[] args;
     String name;
@@ -22,7 +24,9 @@ final class OwnedTaskBuilder<R> implements TaskBuilder<R> {
     int cpus = 1;
     private boolean submitted;
 
-    OwnedTaskBuilder(OwnerCluster cluster, String defaultName, TaskSpec.Invocation invocation, Object[] args) {
+    OwnedTaskBuilder(OwnerCluster cluster, String defaultName, Object function, TaskSpec.Invocation invocation,
+                     Object[] args) {
+        this.function = function;
         this.cluster = cluster;
         this.name = defaultName;
         this.invocation = invocation;

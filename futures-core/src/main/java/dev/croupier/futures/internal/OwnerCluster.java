@@ -26,6 +26,7 @@ import dev.croupier.objectstore.StoreClosedException;
 import dev.croupier.objectstore.StoreMetrics;
 import java.io.IOException;
 import java.io.Serializable;
+import java.lang.foreign.MemorySegment;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -113,7 +114,8 @@ public final class OwnerCluster implements Cluster, Backend.Events {
                 }
                 addresses = started;
             }
-            backend = new ProcessBackend(addresses, codecs, config.serializableAllowList(), tag, processes);
+            backend = new ProcessBackend(addresses, codecs, config.serializableAllowList(), tag,
+                    config.smallObjectBytes(), processes);
         } else {
             backend = new EmbeddedBackend(config, codecs, tag);
         }
@@ -187,7 +189,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
 
     private <R> TaskBuilder<R> builder(Serializable fn, TaskSpec.Invocation invocation, Object... args) {
         ensureOpen();
-        return new OwnedTaskBuilder<>(this, TaskNames.of(fn), invocation, args);
+        return new OwnedTaskBuilder<>(this, TaskNames.of(fn), fn, invocation, args);
     }
 
     <T> List<ObjectRef<T>> submit(OwnedTaskBuilder<?> b, int numReturns, boolean multi) {
@@ -197,7 +199,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
                     + " cpus but a node has " + cpusPerNode);
         }
         OwnedObject[] deps = dependencies(b.args, b.name);
-        TaskSpec spec = new TaskSpec(nextTask.incrementAndGet(), b.name, payload(b.invocation, b.name, "its function"),
+        TaskSpec spec = new TaskSpec(nextTask.incrementAndGet(), b.name, function(b),
                 payloads(b.args, b.name), deps, multi, b.affinityNode, b.affinity, b.maxRetries, b.retryExceptions, b.cpus);
         OwnedObject[] outputs = new OwnedObject[numReturns];
         List<ObjectRef<T>> refs = new ArrayList<>(numReturns);
@@ -212,6 +214,39 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         }
         submitSpec(spec);
         return refs;
+    }
+
+    /**
+     * Encoded functions of stateless task bodies (a lambda that captures nothing, a static
+     * method reference), by the body's class: their bytes never change, so they are encoded
+     * once, and nodes may keep one decoded copy.
+     */
+    private static final ClassValue<java.util.concurrent.atomic.AtomicReference<Payload>> STATELESS =
+            new ClassValue<>() {
+                @Override
+                protected java.util.concurrent.atomic.AtomicReference<Payload> computeValue(Class<?> type) {
+                    return new java.util.concurrent.atomic.AtomicReference<>();
+                }
+            };
+
+    private Payload function(OwnedTaskBuilder<?> b) {
+        if (!backend.encodes()) {
+            return new Payload.Live(b.invocation);
+        }
+        Class<?> type = b.function.getClass();
+        boolean stateless = java.util.Arrays.stream(type.getDeclaredFields())
+                .allMatch(f -> java.lang.reflect.Modifier.isStatic(f.getModifiers()));
+        if (!stateless) {
+            return payload(b.invocation, b.name, "its function");
+        }
+        java.util.concurrent.atomic.AtomicReference<Payload> cached = STATELESS.get(type);
+        Payload p = cached.get();
+        if (p == null) {
+            Payload.Encoded encoded = (Payload.Encoded) payload(b.invocation, b.name, "its function");
+            p = new Payload.Encoded(encoded.frame(), true);
+            cached.set(p);
+        }
+        return p;
     }
 
     /**
@@ -231,8 +266,8 @@ public final class OwnerCluster implements Cluster, Backend.Events {
                     + " cannot be sent to a node: " + e.getMessage(), e);
         }
         byte[] frame = new byte[Math.toIntExact(encoded.size())];
-        encoded.writeTo(java.lang.foreign.MemorySegment.ofArray(frame));
-        return new Payload.Encoded(frame);
+        encoded.writeTo(MemorySegment.ofArray(frame));
+        return new Payload.Encoded(frame, false);
     }
 
     /** The arguments with every plain value as a payload; refs and ref lists stay as given. */
@@ -376,12 +411,16 @@ public final class OwnerCluster implements Cluster, Backend.Events {
     }
 
     private static AttemptCall.Ref ref(OwnedObject entry) {
+        byte[] inline = entry.inline();
+        if (inline != null) {
+            return new AttemptCall.Ref(entry.id, inline.length, new int[0], inline);
+        }
         List<NodeLink> at = entry.liveLocations();
         int[] ids = new int[at.size()];
         for (int i = 0; i < ids.length; i++) {
             ids[i] = at.get(i).id;
         }
-        return new AttemptCall.Ref(entry.id, entry.size(), ids);
+        return new AttemptCall.Ref(entry.id, entry.size(), ids, null);
     }
 
     // ---------------------------------------------------------------- outcomes
@@ -402,7 +441,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         stats.record(spec.name, node.id, outcome.kind() == AttemptOutcome.Kind.FAILED, outcome.queueNanos(),
                 outcome.wallNanos(), outcome.cpuNanos(), outcome.bytesIn(), outcome.bytesOut());
         switch (outcome.kind()) {
-            case COMPLETED -> complete(attempt, outcome.sizes());
+            case COMPLETED -> complete(attempt, outcome.sizes(), outcome.values());
             case FAILED -> attemptFailed(attempt, outcome.error());
             case ARGUMENT_LOST -> requeue(attempt, outcome.lost());
         }
@@ -440,7 +479,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         }
     }
 
-    private void complete(TaskSpec.Attempt attempt, long[] sizes) {
+    private void complete(TaskSpec.Attempt attempt, long[] sizes, byte[][] inline) {
         TaskSpec spec = attempt.spec;
         NodeLink node = attempt.node;
         boolean won;
@@ -460,7 +499,9 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         releaseDeps(spec);
         for (int i = 0; i < spec.outputs.length; i++) {
             OwnedObject out = spec.outputs[i];
-            List<Runnable> waiters = out.markReady(node, sizes[i], completionSeq.incrementAndGet());
+            byte[] frame = i < inline.length ? inline[i] : null;
+            List<Runnable> waiters = frame != null ? out.markReadyInline(frame, completionSeq.incrementAndGet())
+                    : out.markReady(node, sizes[i], completionSeq.incrementAndGet());
             if (waiters == OwnedObject.REJECTED) {
                 discardOutputs(node, new OwnedObject[] {out});
             } else {
@@ -610,6 +651,16 @@ public final class OwnerCluster implements Cluster, Backend.Events {
     public <T> ObjectRef<T> put(T value) {
         ensureOpen();
         ValueCodecs.Encoded encoded = codecs.encode(value);
+        if (backend.encodes() && encoded.size() < smallObjectBytes) {
+            // A small value stays with the owner, as a small task output does on this backend.
+            byte[] frame = new byte[(int) encoded.size()];
+            encoded.writeTo(MemorySegment.ofArray(frame));
+            OwnedObject entry = new OwnedObject(newObjectId(), null, 0);
+            table.put(entry.id, entry);
+            OwnedRef<T> ref = new OwnedRef<>(this, entry);
+            entry.markReadyInline(frame, completionSeq.incrementAndGet());
+            return ref;
+        }
         while (true) {
             NodeLink node = placement.leastLoaded();
             if (node == null) {
@@ -647,6 +698,10 @@ public final class OwnerCluster implements Cluster, Backend.Events {
                 }
                 if (entry.state() == OwnedObject.State.FAILED) {
                     throw entry.error();
+                }
+                byte[] inline = entry.inline();
+                if (inline != null) {
+                    return codecs.decode(MemorySegment.ofArray(inline));
                 }
                 NodeLink node = entry.liveLocation(null);
                 if (node == null) {

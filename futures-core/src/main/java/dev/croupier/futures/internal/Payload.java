@@ -28,8 +28,13 @@ sealed interface Payload {
         }
     }
 
-    /** A value frame ({@link ValueFrame}) as the wire carries it. */
-    record Encoded(byte[] frame) implements Payload {
+    /**
+     * A value frame ({@link ValueFrame}) as the wire carries it.
+     *
+     * @param stateless a function whose body captures nothing: equal bytes decode to
+     *     interchangeable objects, so a node may reuse one
+     */
+    record Encoded(byte[] frame, boolean stateless) implements Payload {
         @Override
         public Object open(ValueCodecs codecs) {
             return codecs.decodeCode(MemorySegment.ofArray(frame));

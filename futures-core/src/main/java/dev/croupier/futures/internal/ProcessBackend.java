@@ -57,8 +57,12 @@ final class ProcessBackend implements Backend {
     private final ValueCodecs codecs;
     private final List<String> allowList;
     private final long session;
+    private final int inlineBelow;
     private final NodeProcesses processes;
     private final PeerChannels channels = new PeerChannels();
+    /** Sends every node's queued commands; one thread, so messages to a node keep their order. */
+    private final java.util.concurrent.ExecutorService sender = java.util.concurrent.Executors.newSingleThreadExecutor(
+            r -> Thread.ofPlatform().daemon().name("croupier-driver-sender").unstarted(r));
     private final Map<NodeLink, Outbox> outboxes = new ConcurrentHashMap<>();
     /** Current address by node id; sent to every node as the session's peer table. */
     private final CopyOnWriteArrayList<String> byId = new CopyOnWriteArrayList<>();
@@ -66,10 +70,12 @@ final class ProcessBackend implements Backend {
     private volatile long storeBytes;
 
     /**
+     * @param inlineBelow outputs smaller than this come back with their outcome and stay here
      * @param processes the node processes this driver started, or null if it only connects
      */
     ProcessBackend(List<String> addresses, ValueCodecs codecs, List<String> allowList, long session,
-                   NodeProcesses processes) {
+                   int inlineBelow, NodeProcesses processes) {
+        this.inlineBelow = inlineBelow;
         this.addresses = List.copyOf(addresses);
         this.codecs = codecs;
         this.allowList = List.copyOf(allowList);
@@ -108,6 +114,7 @@ final class ProcessBackend implements Backend {
                             .setSession(session)
                             .setNode(id)
                             .setLeaseMillis(LEASE_MILLIS)
+                            .setInlineBelow(inlineBelow)
                             .addAllSerializableAllowList(allowList)
                             .build());
         } catch (StatusRuntimeException e) {
@@ -197,6 +204,10 @@ final class ProcessBackend implements Backend {
             }
         }
 
+        /**
+         * Sends what is queued, on the backend's sender thread: the caller only queues, so a
+         * burst of submissions from one thread becomes a few large messages, not one each.
+         */
         private void drain() {
             synchronized (this) {
                 if (sending || closed) {
@@ -204,6 +215,10 @@ final class ProcessBackend implements Backend {
                 }
                 sending = true;
             }
+            sender.execute(this::send);
+        }
+
+        private void send() {
             while (true) {
                 List<DriverMessage> messages = new ArrayList<>(3);
                 synchronized (this) {
@@ -415,6 +430,7 @@ final class ProcessBackend implements Backend {
             o.close();
         }
         outboxes.clear();
+        sender.shutdown();
         if (processes != null) {
             processes.close();
         }

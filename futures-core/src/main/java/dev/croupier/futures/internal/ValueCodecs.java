@@ -59,11 +59,17 @@ final class ValueCodecs {
         }
         this.filter = ObjectInputFilter.Config.createFilter(pattern + ";!*");
         ObjectInputFilter code = ObjectInputFilter.Config.createFilter(pattern + ";" + CODE_ALLOW_LIST + ";!*");
+        // Two more kinds pass: a task exception's own class (see CODE_ALLOW_LIST), and the
+        // lambda a SerializedLambda resolves to, which only its capturing class can make, and
+        // that class was checked as a field of the SerializedLambda.
         this.codeFilter = info -> {
             ObjectInputFilter.Status status = code.checkInput(info);
             Class<?> type = info.serialClass();
-            return status == ObjectInputFilter.Status.REJECTED && type != null && Throwable.class.isAssignableFrom(type)
-                    && info.depth() <= 100 ? ObjectInputFilter.Status.ALLOWED : status;
+            if (status != ObjectInputFilter.Status.REJECTED || type == null || info.depth() > 100) {
+                return status;
+            }
+            return Throwable.class.isAssignableFrom(type) || type.isHidden() && type.getName().contains("$$Lambda")
+                    ? ObjectInputFilter.Status.ALLOWED : status;
         };
     }
 
@@ -164,11 +170,20 @@ final class ValueCodecs {
     }
 
     private static Object deserialize(byte[] bytes, ObjectInputFilter filter) {
+        Class<?>[] refused = new Class<?>[1];
         try (ObjectInputStream in = new ObjectInputStream(new ByteArrayInputStream(bytes))) {
-            in.setObjectInputFilter(filter);
+            in.setObjectInputFilter(info -> {
+                ObjectInputFilter.Status status = filter.checkInput(info);
+                if (status == ObjectInputFilter.Status.REJECTED && refused[0] == null) {
+                    refused[0] = info.serialClass();
+                }
+                return status;
+            });
             return in.readObject();
         } catch (java.io.InvalidClassException e) {
-            throw new CroupierException(ErrorCode.CODEC, "refused to deserialize a value: " + e.getMessage()
+            String what = refused[0] == null ? e.getMessage() : "class " + refused[0].getName()
+                    + " is not on the allow-list";
+            throw new CroupierException(ErrorCode.CODEC, "refused to deserialize a value: " + what
                     + "; only JDK value classes and classes allowed with"
                     + " Cluster.Builder.allowSerializable(pattern) may be read", e);
         } catch (IOException | ClassNotFoundException e) {

@@ -46,6 +46,7 @@ final class WireCodec {
                 .setName(call.name())
                 .setCpus(call.cpus())
                 .setFunction(bytes(call.function()))
+                .setStatelessFunction(((Payload.Encoded) call.function()).stateless())
                 .setMultiReturn(call.multiReturn());
         for (Object arg : call.args()) {
             Arg.Builder a = Arg.newBuilder();
@@ -70,6 +71,9 @@ final class WireCodec {
 
     private static RefArg ref(AttemptCall.Ref ref, IntFunction<String> addresses) {
         RefArg.Builder r = RefArg.newBuilder().setId(key(ref.id())).setSize(ref.size());
+        if (ref.inline() != null) {
+            r.setInline(UnsafeByteOperations.unsafeWrap(ref.inline()));
+        }
         for (int node : ref.nodes()) {
             r.addLocations(Location.newBuilder().setNode(node).setAddress(addresses.apply(node)));
         }
@@ -89,7 +93,7 @@ final class WireCodec {
         for (int i = 0; i < args.length; i++) {
             Arg arg = a.getArgs(i);
             args[i] = switch (arg.getKindCase()) {
-                case VALUE -> new Payload.Encoded(arg.getValue().toByteArray());
+                case VALUE -> new Payload.Encoded(arg.getValue().toByteArray(), false);
                 case REF -> ref(arg.getRef());
                 case REFS -> {
                     AttemptCall.Ref[] refs = new AttemptCall.Ref[arg.getRefs().getRefsCount()];
@@ -111,7 +115,8 @@ final class WireCodec {
                     + a.getName() + "' names no output or no cpus");
         }
         return new AttemptCall(a.getAttemptId(), a.getName(), a.getCpus(),
-                new Payload.Encoded(a.getFunction().toByteArray()), args, outputs, a.getMultiReturn());
+                new Payload.Encoded(a.getFunction().toByteArray(), a.getStatelessFunction()), args, outputs,
+                a.getMultiReturn());
     }
 
     private static AttemptCall.Ref ref(RefArg r) {
@@ -119,7 +124,8 @@ final class WireCodec {
         for (int i = 0; i < nodes.length; i++) {
             nodes[i] = r.getLocations(i).getNode();
         }
-        return new AttemptCall.Ref(id(r.getId()), r.getSize(), nodes);
+        return new AttemptCall.Ref(id(r.getId()), r.getSize(), nodes,
+                r.getInline().isEmpty() ? null : r.getInline().toByteArray());
     }
 
     /** The outcome's wire form; the error travels as class, message, stack and, if it can, itself. */
@@ -138,6 +144,9 @@ final class WireCodec {
         }
         for (ObjectId copy : o.copies()) {
             b.addCopies(key(copy));
+        }
+        for (byte[] value : o.values()) {
+            b.addValues(value == null ? ByteString.EMPTY : UnsafeByteOperations.unsafeWrap(value));
         }
         if (o.lost() != null) {
             b.setLost(key(o.lost()));
@@ -182,11 +191,15 @@ final class WireCodec {
             case UNRECOGNIZED -> throw new CroupierException(ErrorCode.BAD_INPUT,
                     "outcome of attempt " + o.getAttemptId() + " has an unknown kind");
         };
+        byte[][] values = new byte[o.getValuesCount()][];
+        for (int i = 0; i < values.length; i++) {
+            values[i] = o.getValues(i).isEmpty() ? null : o.getValues(i).toByteArray();
+        }
         AttemptStats s = o.getStats();
         return new AttemptOutcome(o.getAttemptId(), kind, sizes,
                 kind == AttemptOutcome.Kind.FAILED ? error(o.getError(), codecs) : null,
                 o.hasLost() ? id(o.getLost()) : null, copies,
-                s.getQueueNanos(), s.getWallNanos(), s.getCpuNanos(), s.getBytesIn(), s.getBytesOut());
+                s.getQueueNanos(), s.getWallNanos(), s.getCpuNanos(), s.getBytesIn(), s.getBytesOut(), values);
     }
 
     private static Throwable error(TaskError e, ValueCodecs codecs) {
