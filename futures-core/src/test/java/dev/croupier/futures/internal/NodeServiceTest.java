@@ -1,0 +1,152 @@
+package dev.croupier.futures.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.protobuf.ByteString;
+import dev.croupier.futures.wire.Chunk;
+import dev.croupier.futures.wire.ControlGrpc;
+import dev.croupier.futures.wire.DataGrpc;
+import dev.croupier.futures.wire.DriverMessage;
+import dev.croupier.futures.wire.NodeMessage;
+import dev.croupier.futures.wire.PutReply;
+import dev.croupier.futures.wire.RegisterRequest;
+import dev.croupier.futures.wire.StatsReply;
+import dev.croupier.futures.wire.StatsRequest;
+import dev.croupier.objectstore.ObjectId;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.StreamObserver;
+import java.nio.file.Path;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The node's side of the protocol, driven by a raw gRPC client: a driver of another version is
+ * refused with both versions named, and a session whose stream ends has its objects freed when
+ * its lease runs out while another session's stay.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class NodeServiceTest {
+
+    @TempDir
+    Path spill;
+    private NodeService node;
+    private PeerChannels channels;
+
+    @BeforeEach
+    void start() throws Exception {
+        node = new NodeService("127.0.0.1", 0, 1, 16L << 20, 1024, null, spill);
+        channels = new PeerChannels();
+    }
+
+    @AfterEach
+    void stop() {
+        channels.close();
+        node.close();
+    }
+
+    private RegisterRequest.Builder register(long session, long leaseMillis) {
+        return RegisterRequest.newBuilder()
+                .setProtocolVersion(NodeService.PROTOCOL_VERSION)
+                .setCroupierVersion(CroupierVersion.get())
+                .setSession(session)
+                .setLeaseMillis(leaseMillis);
+    }
+
+    private ControlGrpc.ControlBlockingStub control() {
+        ManagedChannel c = channels.channel(node.address());
+        return ControlGrpc.newBlockingStub(c).withDeadlineAfter(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void aDriverOfAnotherVersionIsRefusedWithBothVersionsNamed() {
+        StatusRuntimeException e = assertThrows(StatusRuntimeException.class,
+                () -> control().register(register(1, 1000).setCroupierVersion("0.0.1-other").build()));
+        assertEquals(Status.Code.FAILED_PRECONDITION, e.getStatus().getCode());
+        String why = e.getStatus().getDescription();
+        assertTrue(why.contains("0.0.1-other") && why.contains(CroupierVersion.get()) && why.contains(node.address()),
+                why);
+        StatusRuntimeException p = assertThrows(StatusRuntimeException.class,
+                () -> control().register(register(1, 1000).setProtocolVersion(99).build()));
+        assertTrue(p.getStatus().getDescription().contains("protocol 99"), p.getStatus().getDescription());
+    }
+
+    @Test
+    void anEndedSessionsObjectsAreFreedWhenItsLeaseRunsOutAndOthersStay() throws Exception {
+        control().register(register(0xAAAAL, 200).build());
+        control().register(register(0xBBBBL, 600_000).build());
+        StreamObserver<DriverMessage> leaving = openSession(0xAAAAL);
+        StreamObserver<DriverMessage> staying = openSession(0xBBBBL);
+        put(0xAAAAL, new ObjectId(0xAAAAL, 1), 4096);
+        put(0xBBBBL, new ObjectId(0xBBBBL, 1), 4096);
+        assertEquals(2, stats().getObjects());
+        leaving.onCompleted();
+        while (stats().getObjects() != 1) {
+            Thread.sleep(20); // the lease (200 ms) runs out; the test's timeout bounds the wait
+        }
+        assertEquals(1, stats().getSessionsCount());
+        assertEquals(0xBBBBL, stats().getSessions(0));
+        byte[][] kept = new byte[1][];
+        long size = channels.pull(node.address(), 0xBBBBL, new ObjectId(0xBBBBL, 1), total -> {
+            kept[0] = new byte[(int) total];
+            return java.lang.foreign.MemorySegment.ofArray(kept[0]);
+        });
+        assertEquals(4096, size);
+        assertEquals(-1, channels.pull(node.address(), 0xAAAAL, new ObjectId(0xAAAAL, 1), total -> null));
+        staying.onCompleted();
+    }
+
+    private StatsReply stats() {
+        return control().stats(StatsRequest.getDefaultInstance());
+    }
+
+    private StreamObserver<DriverMessage> openSession(long session) {
+        StreamObserver<DriverMessage> out = ControlGrpc.newStub(channels.channel(node.address()))
+                .session(new StreamObserver<>() {
+                    @Override
+                    public void onNext(NodeMessage m) {}
+
+                    @Override
+                    public void onError(Throwable t) {}
+
+                    @Override
+                    public void onCompleted() {}
+                });
+        out.onNext(DriverMessage.newBuilder().setSession(session).setHeartbeat(true).build());
+        return out;
+    }
+
+    private void put(long session, ObjectId id, int bytes) throws InterruptedException {
+        CountDownLatch done = new CountDownLatch(1);
+        StreamObserver<Chunk> out = DataGrpc.newStub(channels.channel(node.address())).put(new StreamObserver<>() {
+            @Override
+            public void onNext(PutReply reply) {}
+
+            @Override
+            public void onError(Throwable t) {
+                done.countDown();
+            }
+
+            @Override
+            public void onCompleted() {
+                done.countDown();
+            }
+        });
+        byte[] frame = new byte[bytes];
+        frame[0] = ValueFrame.MAGIC;
+        frame[1] = ValueFrame.VERSION;
+        frame[2] = ValueFrame.BYTES;
+        out.onNext(Chunk.newBuilder().setId(WireCodec.key(id)).setTotal(bytes).setSession(session)
+                .setData(ByteString.copyFrom(frame)).build());
+        out.onCompleted();
+        assertTrue(done.await(10, TimeUnit.SECONDS));
+    }
+}
