@@ -20,9 +20,10 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * End-to-end throughput of tiny tasks on an embedded cluster: submit a batch of no-op tasks
- * from one driver thread, then get every result. Counts tasks per second. The chained variant
- * makes every task depend on the previous batch's ref, so dependency tracking is on the path.
+ * End-to-end throughput of tiny tasks: submit a batch of no-op tasks from one driver thread,
+ * then get every result. Counts tasks per second. The ref variant makes every task read one
+ * object, so dependency tracking is on the path. {@code backend}: {@code embedded} (4 nodes in
+ * this JVM) or {@code processes} (2 node processes on this machine, over gRPC).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
@@ -34,15 +35,20 @@ public class TaskThroughputBenchmark {
 
     static final int BATCH = 10_000;
 
-    @Param({"4"})
-    int nodes;
+    @Param({"embedded", "processes"})
+    String backend;
 
     private Cluster cluster;
     private ObjectRef<Integer> seed;
 
     @Setup
     public void start() {
-        cluster = Cluster.builder().nodes(nodes).objectStoreBytes(64L << 20).start();
+        Cluster.Builder b = Cluster.builder().objectStoreBytes(64L << 20);
+        cluster = switch (backend) {
+            case "embedded" -> b.nodes(4).start();
+            case "processes" -> b.processes(2).start();
+            default -> throw new IllegalArgumentException("backend = " + backend + "; allowed: embedded, processes");
+        };
         seed = cluster.put(1);
     }
 

@@ -1,13 +1,15 @@
 package dev.croupier.futures.internal;
 
-import dev.croupier.futures.wire.Chunk;
-import dev.croupier.futures.wire.DataGrpc;
 import dev.croupier.futures.wire.PullRequest;
 import dev.croupier.objectstore.ObjectId;
+import io.grpc.CallOptions;
+import io.grpc.Context;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.ClientCalls;
+import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.util.Iterator;
 import java.util.Map;
@@ -17,8 +19,9 @@ import java.util.function.LongFunction;
 
 /**
  * gRPC channels to other nodes, one per address, and the pulling side of the data service:
- * a frame arrives as a stream of chunks, each copied into memory the caller chose (a store's
- * object, or the driver's heap) as it arrives, so the frame is never assembled twice.
+ * a frame arrives as a stream of chunks, each copied from the transport's buffers straight
+ * into memory the caller chose (a store's object, or the driver's heap) as it arrives
+ * ({@link ArrivingChunk}), so the frame is never assembled twice.
  *
  * <p>A pull has a deadline that grows with the object ({@link #deadlineMillis}), so a holder
  * that stops answering fails the pull instead of hanging it. Thread-safe.
@@ -38,6 +41,7 @@ final class PeerChannels implements AutoCloseable {
             return NettyChannelBuilder.forAddress(a.substring(0, colon), Integer.parseInt(a.substring(colon + 1)))
                     .usePlaintext()
                     .maxInboundMessageSize(NodeService.MAX_INBOUND_BYTES)
+                    .flowControlWindow(NodeService.FLOW_CONTROL_WINDOW)
                     .build();
         });
     }
@@ -87,36 +91,44 @@ final class PeerChannels implements AutoCloseable {
                 .setSession(session)
                 .setId(WireCodec.key(id))
                 .build();
-        Iterator<Chunk> chunks;
         MemorySegment target = null;
         long total = -1;
         long filled = 0;
+        // Cancelled on the way out, so an abandoned stream releases its transport buffers.
+        Context.CancellableContext scope = Context.current().withCancellation();
+        Context previous = scope.attach();
         try {
-            chunks = DataGrpc.newBlockingStub(channel(address))
-                    .withDeadlineAfter(deadlineMillis(0), TimeUnit.MILLISECONDS)
-                    .pull(request);
+            Iterator<ArrivingChunk> chunks = ClientCalls.blockingServerStreamingCall(channel(address),
+                    ArrivingChunk.PULL, CallOptions.DEFAULT.withDeadlineAfter(deadlineMillis(0), TimeUnit.MILLISECONDS),
+                    request);
             while (chunks.hasNext()) {
-                Chunk c = chunks.next();
-                if (total < 0) {
-                    total = c.getTotal();
-                    target = sink.open(total);
+                try (ArrivingChunk c = chunks.next()) {
+                    if (total < 0) {
+                        total = c.total();
+                        if (total < 0) {
+                            throw new IllegalStateException("node " + address + " sent object " + id + " without its size");
+                        }
+                        target = sink.open(total);
+                    }
+                    if (filled + c.dataBytes() > total) {
+                        throw new IllegalStateException("node " + address + " sent more than the " + total
+                                + " bytes of object " + id);
+                    }
+                    c.copyTo(target, filled);
+                    filled += c.dataBytes();
                 }
-                int n = c.getData().size();
-                if (filled + n > total) {
-                    throw new IllegalStateException("node " + address + " sent more than the " + total
-                            + " bytes of object " + id);
-                }
-                if (target != null) {
-                    MemorySegment.copy(MemorySegment.ofBuffer(c.getData().asReadOnlyByteBuffer()), 0,
-                            target, filled, n);
-                }
-                filled += n;
             }
         } catch (StatusRuntimeException e) {
             if (e.getStatus().getCode() == Status.Code.CANCELLED && Thread.interrupted()) {
                 throw new InterruptedException("pull of " + id + " from " + address + " interrupted");
             }
             return -1;
+        } catch (IOException | java.io.UncheckedIOException e) {
+            throw new IllegalStateException("node " + address + " sent a malformed chunk of object " + id + ": "
+                    + e.getMessage(), e);
+        } finally {
+            scope.detach(previous);
+            scope.cancel(null);
         }
         return filled == total ? total : -1;
     }
