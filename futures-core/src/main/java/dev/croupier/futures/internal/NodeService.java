@@ -8,6 +8,7 @@ import dev.croupier.futures.wire.Chunk;
 import dev.croupier.futures.wire.ControlGrpc;
 import dev.croupier.futures.wire.DataGrpc;
 import dev.croupier.futures.wire.DriverMessage;
+import dev.croupier.futures.wire.Lent;
 import dev.croupier.futures.wire.Load;
 import dev.croupier.futures.wire.Location;
 import dev.croupier.futures.wire.NodeMessage;
@@ -408,6 +409,35 @@ public final class NodeService implements AutoCloseable {
                 return;
             }
             new FrameSender(out, reading, id).start();
+        }
+
+        @Override
+        public void lend(PullRequest request, StreamObserver<Lent> plainOut) {
+            ServerCallStreamObserver<Lent> out = (ServerCallStreamObserver<Lent>) plainOut;
+            ObjectId id = WireCodec.id(request.getId());
+            NodeStore.Lending lending;
+            try {
+                lending = runtime.store().lend(id);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                out.onError(Status.CANCELLED.asRuntimeException());
+                return;
+            } catch (IllegalStateException | StoreClosedException stopping) {
+                out.onError(Status.UNAVAILABLE.withDescription("node " + address + " is stopping").asRuntimeException());
+                return;
+            } catch (RuntimeException notInAFile) {
+                out.onError(Status.FAILED_PRECONDITION.withDescription(notInAFile.getMessage()).asRuntimeException());
+                return;
+            }
+            if (lending == null) {
+                out.onError(Status.NOT_FOUND.withDescription("node " + address + " holds no object " + id
+                        + " in its store").asRuntimeException());
+                return;
+            }
+            // Pinned until the caller ends the call (its deadline bounds a caller that never does).
+            out.setOnCancelHandler(lending::close);
+            out.onNext(Lent.newBuilder().setHost(SameHost.ID).setFile(lending.where().file().toString())
+                    .setOffset(lending.where().offset()).setLength(lending.where().length()).build());
         }
 
         @Override

@@ -2,6 +2,7 @@ package dev.croupier.futures.internal;
 
 import dev.croupier.objectstore.ObjectExistsException;
 import dev.croupier.objectstore.ObjectId;
+import dev.croupier.objectstore.ObjectLocation;
 import dev.croupier.objectstore.ObjectNotFoundException;
 import dev.croupier.objectstore.ObjectStore;
 import dev.croupier.objectstore.PinnedObject;
@@ -246,6 +247,35 @@ final class NodeStore implements AutoCloseable {
                 pinned.close();
             }
         };
+    }
+
+    /**
+     * Pins {@code id} and says where its frame lies in a file another process on this host can
+     * map; null if the node does not hold it in its store (a small value lives on the heap).
+     * Close the reading to unpin.
+     */
+    Lending lend(ObjectId id) throws InterruptedException {
+        if (small.containsKey(id)) {
+            return null;
+        }
+        Reading pin = open(id);
+        if (pin == null) {
+            return null;
+        }
+        try {
+            return new Lending(pin, store.describe(inStore(id)));
+        } catch (RuntimeException notInAFile) {
+            pin.close();
+            throw notInAFile;
+        }
+    }
+
+    /** A pinned object and where its bytes lie; close to unpin. */
+    record Lending(Reading pin, ObjectLocation where) implements AutoCloseable {
+        @Override
+        public void close() {
+            pin.close();
+        }
     }
 
     /** Starts restoring those of {@code ids} that this node's store has spilled; returns at once. */

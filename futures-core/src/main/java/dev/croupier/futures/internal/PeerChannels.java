@@ -34,6 +34,7 @@ final class PeerChannels implements AutoCloseable {
     private static final long BASE_DEADLINE_MILLIS = 30_000;
 
     private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
+    private final SameHost sameHost = new SameHost();
 
     ManagedChannel channel(String address) {
         return channels.computeIfAbsent(address, a -> {
@@ -64,6 +65,9 @@ final class PeerChannels implements AutoCloseable {
         long bytes;
         try {
             bytes = pull(address, session, id, size -> {
+                if (incoming[0] != null) {
+                    incoming[0].abort(); // the same-host copy failed after taking memory; the stream retries
+                }
                 incoming[0] = into.receive(id, size);
                 return incoming[0] == null ? null : incoming[0].frame();
             });
@@ -82,8 +86,10 @@ final class PeerChannels implements AutoCloseable {
     }
 
     /**
-     * Pulls a frame into what {@code sink} gives. Returns its size (also when the sink wanted
-     * none of it), or -1 if the holder does not have it, is gone, or does not answer in time.
+     * Pulls a frame into what {@code sink} gives: out of the holder's file if it runs on this
+     * host ({@link SameHost}), else over the stream. Returns its size (also when the sink
+     * wanted none of it), or -1 if the holder does not have it, is gone, or does not answer in
+     * time. The sink may be asked twice if the same-host copy fails midway.
      */
     long pull(String address, long session, ObjectId id, Sink sink) throws InterruptedException {
         PullRequest request = PullRequest.newBuilder()
@@ -91,6 +97,14 @@ final class PeerChannels implements AutoCloseable {
                 .setSession(session)
                 .setId(WireCodec.key(id))
                 .build();
+        try {
+            long copied = sameHost.copy(channel(address), address, request, sink);
+            if (copied >= 0) {
+                return copied;
+            }
+        } catch (StatusRuntimeException notFound) {
+            return -1;
+        }
         MemorySegment target = null;
         long total = -1;
         long filled = 0;

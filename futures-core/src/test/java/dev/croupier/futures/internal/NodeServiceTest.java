@@ -43,7 +43,7 @@ class NodeServiceTest {
 
     @BeforeEach
     void start() throws Exception {
-        node = new NodeService("127.0.0.1", 0, 1, 16L << 20, 1024, null, spill);
+        node = new NodeService("127.0.0.1", 0, 1, 32L << 20, 1024, null, spill);
         channels = new PeerChannels();
     }
 
@@ -104,6 +104,35 @@ class NodeServiceTest {
         staying.onCompleted();
     }
 
+    @Test
+    void aPullReadsTheSameBytesThroughTheHoldersFileAndOverTheStream() throws Exception {
+        control().register(register(0xCCCCL, 600_000).build());
+        ObjectId id = new ObjectId(0xCCCCL, 9);
+        int size = 9 << 20; // three stream chunks
+        put(0xCCCCL, id, size);
+        dev.croupier.futures.wire.PullRequest request = dev.croupier.futures.wire.PullRequest.newBuilder()
+                .setSession(0xCCCCL).setId(WireCodec.key(id)).build();
+        byte[] viaFile = new byte[size];
+        assertEquals(size, new SameHost().copy(channels.channel(node.address()), node.address(), request,
+                total -> java.lang.foreign.MemorySegment.ofArray(viaFile)), "the same-host path copies it");
+        String before = System.getProperty(SameHost.PROPERTY);
+        System.setProperty(SameHost.PROPERTY, "false");
+        byte[] viaStream = new byte[size];
+        try (PeerChannels streamOnly = new PeerChannels()) {
+            assertEquals(size, streamOnly.pull(node.address(), 0xCCCCL, id,
+                    total -> java.lang.foreign.MemorySegment.ofArray(viaStream)));
+        } finally {
+            if (before == null) {
+                System.clearProperty(SameHost.PROPERTY);
+            } else {
+                System.setProperty(SameHost.PROPERTY, before);
+            }
+        }
+        org.junit.jupiter.api.Assertions.assertArrayEquals(viaFile, viaStream);
+        assertEquals(ValueFrame.MAGIC, viaStream[0]);
+        assertEquals((byte) (size - 1), viaStream[size - 1]);
+    }
+
     private StatsReply stats() {
         return control().stats(StatsRequest.getDefaultInstance());
     }
@@ -141,11 +170,20 @@ class NodeServiceTest {
             }
         });
         byte[] frame = new byte[bytes];
+        for (int i = 0; i < bytes; i++) {
+            frame[i] = (byte) i;
+        }
         frame[0] = ValueFrame.MAGIC;
         frame[1] = ValueFrame.VERSION;
         frame[2] = ValueFrame.BYTES;
-        out.onNext(Chunk.newBuilder().setId(WireCodec.key(id)).setTotal(bytes).setSession(session)
-                .setData(ByteString.copyFrom(frame)).build());
+        for (int offset = 0; offset < bytes; offset += NodeService.CHUNK_BYTES) {
+            Chunk.Builder c = Chunk.newBuilder().setData(ByteString.copyFrom(frame, offset,
+                    Math.min(NodeService.CHUNK_BYTES, bytes - offset)));
+            if (offset == 0) {
+                c.setId(WireCodec.key(id)).setTotal(bytes).setSession(session);
+            }
+            out.onNext(c.build());
+        }
         out.onCompleted();
         assertTrue(done.await(10, TimeUnit.SECONDS));
     }

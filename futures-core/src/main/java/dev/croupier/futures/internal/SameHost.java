@@ -1,0 +1,103 @@
+package dev.croupier.futures.internal;
+
+import dev.croupier.futures.wire.DataGrpc;
+import dev.croupier.futures.wire.Lent;
+import dev.croupier.futures.wire.PullRequest;
+import io.grpc.CallOptions;
+import io.grpc.Context;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.ClientCalls;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.InetAddress;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The same-host path of a pull: when the holder runs on this host, its store's files are this
+ * host's files, so the object is copied straight out of the holder's shared-memory file (one
+ * memory copy) instead of streamed over TCP. Ray has no such path between its nodes.
+ *
+ * <p>Design: the holder pins the object for the length of a {@code Data.Lend} call and answers
+ * with its host id and where the bytes lie; a caller with the same host id maps that range of
+ * the file read-only, copies, unmaps, and ends the call, which unpins. A caller on another host, or one whose copy fails, says so by
+ * returning -1 (and remembers an address on another host), and the pull falls back to the
+ * stream. The diagnostic system property {@value #PROPERTY}{@code =false} turns the path off,
+ * to measure the stream alone. Thread-safe.
+ */
+final class SameHost {
+
+    /** System property: {@code false} sends every pull over the stream. */
+    static final String PROPERTY = "croupier.pull.sameHost";
+    /** This host: its boot id and name; a random id where there is no boot id, so it matches nothing. */
+    static final String ID = hostId();
+
+    private final boolean enabled = !"false".equals(System.getProperty(PROPERTY));
+    private final Map<String, Boolean> otherHost = new ConcurrentHashMap<>();
+
+    private static String hostId() {
+        try {
+            String boot = Files.readString(Path.of("/proc/sys/kernel/random/boot_id")).trim();
+            return boot + "/" + InetAddress.getLocalHost().getHostName();
+        } catch (IOException | RuntimeException e) {
+            return "unknown-" + Long.toHexString(ThreadLocalRandom.current().nextLong());
+        }
+    }
+
+    /**
+     * Copies the object through the holder's file into what {@code sink} gives. Returns its
+     * size, or -1 where the stream must be used: another host, no such file, a failed copy.
+     * Throws {@link StatusRuntimeException} NOT_FOUND when the holder has no such object.
+     */
+    long copy(ManagedChannel channel, String address, PullRequest request, PeerChannels.Sink sink)
+            throws InterruptedException {
+        if (!enabled || otherHost.containsKey(address)) {
+            return -1;
+        }
+        Context.CancellableContext scope = Context.current().withCancellation();
+        Context previous = scope.attach();
+        try {
+            Iterator<Lent> answer = ClientCalls.blockingServerStreamingCall(channel, DataGrpc.getLendMethod(),
+                    CallOptions.DEFAULT.withDeadlineAfter(PeerChannels.deadlineMillis(0), TimeUnit.MILLISECONDS),
+                    request);
+            Lent lent = answer.next();
+            if (!lent.getHost().equals(ID)) {
+                otherHost.put(address, Boolean.TRUE);
+                return -1;
+            }
+            // Mapped for this copy only: a mapping kept after the holder dies would keep its
+            // shared memory from ever being given back.
+            try (Arena mapping = Arena.ofConfined();
+                 FileChannel file = FileChannel.open(Path.of(lent.getFile()), StandardOpenOption.READ)) {
+                MemorySegment source = file.map(FileChannel.MapMode.READ_ONLY, lent.getOffset(), lent.getLength(),
+                        mapping);
+                MemorySegment target = sink.open(lent.getLength());
+                if (target != null) {
+                    MemorySegment.copy(source, 0, target, 0, lent.getLength());
+                }
+            }
+            return lent.getLength();
+        } catch (StatusRuntimeException e) {
+            if (e.getStatus().getCode() == Status.Code.NOT_FOUND) {
+                throw e;
+            }
+            return -1; // not lendable (a heap value, a compressed spill), or the holder is gone: the stream says
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        } finally {
+            scope.detach(previous);
+            scope.cancel(null); // ends the call: the holder unpins
+        }
+    }
+
+}
