@@ -284,7 +284,8 @@ public interface Cluster extends AutoCloseable {
             check(smallObjectBytes >= 0 && smallObjectBytes <= 16 << 20,
                     "smallObjectBytes", smallObjectBytes, "0..16 MiB");
             return new ClusterConfig(nodes, cpus, objectStoreBytes, smallObjectBytes,
-                    memoryDirectory, spillDirectory, List.copyOf(serializableAllowList), Map.copyOf(codecs), serializing,
+                    memoryDirectory, spillDirectory, List.copyOf(serializableAllowList),
+                    java.util.Collections.unmodifiableMap(new LinkedHashMap<>(codecs)), serializing,
                     resolvedAddresses(), processes);
         }
 

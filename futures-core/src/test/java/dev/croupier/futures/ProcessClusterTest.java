@@ -183,6 +183,37 @@ class ProcessClusterTest {
         assertTrue(e.getMessage().contains("127.0.0.1:" + port), e.getMessage());
     }
 
+    /** Not Serializable: on a node it can only be encoded by the codec the driver ships. */
+    record Point(int x, int y) {}
+
+    static final class PointCodec implements Codec<Point>, java.io.Serializable {
+        @Override
+        public long encodedSize(Point p) {
+            return 8;
+        }
+
+        @Override
+        public void encode(Point p, MemorySegment out) {
+            out.set(ValueLayout.JAVA_INT_UNALIGNED, 0, p.x());
+            out.set(ValueLayout.JAVA_INT_UNALIGNED, 4, p.y());
+        }
+
+        @Override
+        public Point decode(MemorySegment in) {
+            return new Point(in.get(ValueLayout.JAVA_INT_UNALIGNED, 0), in.get(ValueLayout.JAVA_INT_UNALIGNED, 4));
+        }
+    }
+
+    @Test
+    void codecsTravelToTheNodes() {
+        try (Cluster c = processes(2).codec(Point.class, new PointCodec()).start()) {
+            ObjectRef<Point> made = c.task((Integer x) -> new Point(x, x + 1), 3).onNode(0, Affinity.HARD).remote();
+            ObjectRef<Integer> read = c.task((Point p) -> p.x() * 10 + p.y(), made).onNode(1, Affinity.HARD).remote();
+            assertEquals(new Point(3, 4), made.get());
+            assertEquals(34, read.get());
+        }
+    }
+
     static final class Unserializable {
         int value = 3;
     }

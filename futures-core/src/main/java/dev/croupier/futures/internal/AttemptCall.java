@@ -13,9 +13,11 @@ import dev.croupier.objectstore.ObjectId;
  * @param args each a {@link Payload} (a plain value), a {@link Ref} or a {@link RefList}
  * @param outputs the ids the results are stored under
  * @param multiReturn whether the function returns a list of {@code outputs.length} values
+ * @param code the class holding the function's code and its digest, where the node is another
+ *     JVM that must hold the same bytes; else null
  */
 record AttemptCall(long attemptId, String name, int cpus, Payload function, Object[] args, ObjectId[] outputs,
-                   boolean multiReturn) {
+                   boolean multiReturn, CodeFingerprint code) {
 
     /** The argument ref to {@code id}; throws if the call reads no such object. */
     Ref refTo(ObjectId id) {

@@ -10,6 +10,7 @@ import java.util.Map;
  *
  * @param memoryDirectory null for the object store's default
  * @param spillDirectory null for the object store's default
+ * @param codecs in registration order, which numbers them the same on the driver and the nodes
  * @param serializing whether the embedded backend encodes every message as the wire does
  * @param addresses node processes to connect to ({@code host:port}); empty for an embedded cluster
  * @param processes node processes to start on this machine; 0 for none

@@ -146,6 +146,12 @@ public final class NodeService implements AutoCloseable {
 
         Session(RegisterRequest r) {
             ValueCodecs codecs = new ValueCodecs(Map.of(), r.getSerializableAllowListList());
+            if (!r.getCodecs().isEmpty()) {
+                @SuppressWarnings("unchecked")
+                Map<Class<?>, dev.croupier.futures.Codec<?>> shipped = (Map<Class<?>, dev.croupier.futures.Codec<?>>)
+                        codecs.decodeCode(MemorySegment.ofArray(r.getCodecs().toByteArray()));
+                codecs = new ValueCodecs(shipped, r.getSerializableAllowListList());
+            }
             this.leaseMillis = r.getLeaseMillis();
             this.node = new NodeSession(r.getSession(), r.getNode(), r.getInlineBelow(), codecs, (n, call, outcome) -> report(call, outcome),
                     this::pull);
@@ -324,13 +330,17 @@ public final class NodeService implements AutoCloseable {
                     }
                 }
 
+                /** Queues an attempt, or answers at once that it cannot run here and why. */
                 private void submit(dev.croupier.futures.wire.Attempt a) {
                     AttemptCall call;
                     try {
                         call = WireCodec.fromWire(a);
-                    } catch (RuntimeException bad) {
+                        if (call.code() != null) {
+                            call.code().check(address, NodeService.class.getClassLoader());
+                        }
+                    } catch (RuntimeException refused) {
                         session.sender.add(WireCodec.toWire(new AttemptOutcome(a.getAttemptId(),
-                                AttemptOutcome.Kind.FAILED, AttemptOutcome.NO_SIZES, bad, null,
+                                AttemptOutcome.Kind.FAILED, AttemptOutcome.NO_SIZES, refused, null,
                                 AttemptOutcome.NO_COPIES, 0, 0, 0, 0, 0, AttemptOutcome.NO_VALUES),
                                 session.node.codecs));
                         return;

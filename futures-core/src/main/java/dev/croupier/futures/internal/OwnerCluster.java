@@ -94,10 +94,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         long tag = EmbeddedBackend.newTag();
         Backend backend;
         if (!config.addresses().isEmpty() || config.processes() > 0) {
-            if (!config.codecs().isEmpty()) {
-                throw new CroupierException(ErrorCode.BAD_INPUT, "Cluster.Builder.codec: codecs are not yet"
-                        + " shipped to node processes; use allowSerializable for these types instead");
-            }
+            byte[] codecFrame = shippedCodecs(codecs, config);
             NodeProcesses processes = null;
             List<String> addresses = config.addresses();
             if (config.processes() > 0) {
@@ -114,12 +111,31 @@ public final class OwnerCluster implements Cluster, Backend.Events {
                 }
                 addresses = started;
             }
-            backend = new ProcessBackend(addresses, codecs, config.serializableAllowList(), tag,
+            backend = new ProcessBackend(addresses, codecs, codecFrame, config.serializableAllowList(), tag,
                     config.smallObjectBytes(), processes);
         } else {
             backend = new EmbeddedBackend(config, codecs, tag);
         }
         return new OwnerCluster(codecs, backend, tag, config.smallObjectBytes());
+    }
+
+    /**
+     * The session's codecs as node processes receive them: the registration-ordered map,
+     * Java-serialized (codec ids are positions in it, so they agree on both sides).
+     */
+    private static byte[] shippedCodecs(ValueCodecs codecs, ClusterConfig config) {
+        if (config.codecs().isEmpty()) {
+            return new byte[0];
+        }
+        try {
+            ValueCodecs.Encoded encoded = codecs.encode(new java.util.LinkedHashMap<>(config.codecs()));
+            byte[] frame = new byte[Math.toIntExact(encoded.size())];
+            encoded.writeTo(MemorySegment.ofArray(frame));
+            return frame;
+        } catch (CroupierException e) {
+            throw new CroupierException(ErrorCode.BAD_INPUT, "Cluster.Builder.codec: codecs travel to node processes,"
+                    + " so each must be Serializable: " + e.getMessage(), e);
+        }
     }
 
     /**
@@ -200,6 +216,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         }
         OwnedObject[] deps = dependencies(b.args, b.name);
         TaskSpec spec = new TaskSpec(nextTask.incrementAndGet(), b.name, function(b),
+                backend.encodes() ? CodeFingerprint.of((Serializable) b.function) : null,
                 payloads(b.args, b.name), deps, multi, b.affinityNode, b.affinity, b.maxRetries, b.retryExceptions, b.cpus);
         OwnedObject[] outputs = new OwnedObject[numReturns];
         List<ObjectRef<T>> refs = new ArrayList<>(numReturns);
@@ -407,7 +424,8 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         for (int i = 0; i < outputs.length; i++) {
             outputs[i] = spec.outputs[i].id;
         }
-        return new AttemptCall(attempt.id, spec.name, spec.cpus, spec.function, args, outputs, spec.multiReturn);
+        return new AttemptCall(attempt.id, spec.name, spec.cpus, spec.function, args, outputs, spec.multiReturn,
+                spec.code);
     }
 
     private static AttemptCall.Ref ref(OwnedObject entry) {

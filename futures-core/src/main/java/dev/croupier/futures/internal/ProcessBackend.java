@@ -55,6 +55,8 @@ final class ProcessBackend implements Backend {
 
     private final List<String> addresses;
     private final ValueCodecs codecs;
+    /** The codecs as nodes receive them; empty if there are none. */
+    private final byte[] codecFrame;
     private final List<String> allowList;
     private final long session;
     private final int inlineBelow;
@@ -73,8 +75,9 @@ final class ProcessBackend implements Backend {
      * @param inlineBelow outputs smaller than this come back with their outcome and stay here
      * @param processes the node processes this driver started, or null if it only connects
      */
-    ProcessBackend(List<String> addresses, ValueCodecs codecs, List<String> allowList, long session,
-                   int inlineBelow, NodeProcesses processes) {
+    ProcessBackend(List<String> addresses, ValueCodecs codecs, byte[] codecFrame, List<String> allowList,
+                   long session, int inlineBelow, NodeProcesses processes) {
+        this.codecFrame = codecFrame;
         this.inlineBelow = inlineBelow;
         this.addresses = List.copyOf(addresses);
         this.codecs = codecs;
@@ -115,6 +118,7 @@ final class ProcessBackend implements Backend {
                             .setNode(id)
                             .setLeaseMillis(LEASE_MILLIS)
                             .setInlineBelow(inlineBelow)
+                            .setCodecs(com.google.protobuf.ByteString.copyFrom(codecFrame))
                             .addAllSerializableAllowList(allowList)
                             .build());
         } catch (StatusRuntimeException e) {

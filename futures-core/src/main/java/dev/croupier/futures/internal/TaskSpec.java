@@ -31,6 +31,8 @@ final class TaskSpec {
     final String name;
     /** The {@link Invocation}, as the backend carries it. */
     final Payload function;
+    /** The class holding the function's code, for nodes in other JVMs to check; else null. */
+    final CodeFingerprint code;
     /** Arguments: plain values as payloads, refs and ref lists as given. */
     final Object[] args;
     /** Every entry the arguments depend on, once each. */
@@ -54,12 +56,13 @@ final class TaskSpec {
     int generation;
     Attempt current;
 
-    TaskSpec(long taskId, String name, Payload function, Object[] args, OwnedObject[] deps,
+    TaskSpec(long taskId, String name, Payload function, CodeFingerprint code, Object[] args, OwnedObject[] deps,
              boolean multiReturn, int affinityNode, Affinity affinity, int maxRetries,
              boolean retryExceptions, int cpus) {
         this.taskId = taskId;
         this.name = name;
         this.function = function;
+        this.code = code;
         this.args = args;
         this.deps = deps;
         this.multiReturn = multiReturn;

@@ -66,6 +66,9 @@ final class WireCodec {
         for (ObjectId out : call.outputs()) {
             b.addOutputs(key(out));
         }
+        if (call.code() != null) {
+            b.setCodeClass(call.code().className()).setCodeSha256(ByteString.copyFrom(call.code().sha256()));
+        }
         return b.build();
     }
 
@@ -116,7 +119,8 @@ final class WireCodec {
         }
         return new AttemptCall(a.getAttemptId(), a.getName(), a.getCpus(),
                 new Payload.Encoded(a.getFunction().toByteArray(), a.getStatelessFunction()), args, outputs,
-                a.getMultiReturn());
+                a.getMultiReturn(),
+                a.getCodeClass().isEmpty() ? null : new CodeFingerprint(a.getCodeClass(), a.getCodeSha256().toByteArray()));
     }
 
     private static AttemptCall.Ref ref(RefArg r) {

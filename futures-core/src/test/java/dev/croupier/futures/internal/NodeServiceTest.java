@@ -133,6 +133,44 @@ class NodeServiceTest {
         assertEquals((byte) (size - 1), viaStream[size - 1]);
     }
 
+    @Test
+    void anAttemptWhoseCodeDiffersOnTheNodeIsRefusedNamingTheClass() throws Exception {
+        control().register(register(0xDDDDL, 600_000).build());
+        java.util.concurrent.LinkedBlockingQueue<dev.croupier.futures.wire.Outcome> outcomes =
+                new java.util.concurrent.LinkedBlockingQueue<>();
+        StreamObserver<DriverMessage> session = ControlGrpc.newStub(channels.channel(node.address()))
+                .session(new StreamObserver<>() {
+                    @Override
+                    public void onNext(NodeMessage m) {
+                        outcomes.addAll(m.getOutcomes().getOutcomesList());
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {}
+
+                    @Override
+                    public void onCompleted() {}
+                });
+        dev.croupier.futures.wire.Attempt.Builder attempt = dev.croupier.futures.wire.Attempt.newBuilder()
+                .setName("stale").setCpus(1).setFunction(ByteString.copyFrom(new byte[] {1}))
+                .addOutputs(WireCodec.key(new ObjectId(0xDDDDL, 1)));
+        session.onNext(DriverMessage.newBuilder().setSession(0xDDDDL).setDispatch(
+                dev.croupier.futures.wire.DispatchBatch.newBuilder()
+                        .addAttempts(attempt.clone().setAttemptId(1).setCodeClass(NodeServiceTest.class.getName())
+                                .setCodeSha256(ByteString.copyFrom(new byte[32])))
+                        .addAttempts(attempt.clone().setAttemptId(2).setCodeClass("com.example.Missing")
+                                .setCodeSha256(ByteString.copyFrom(new byte[32])))).build());
+        java.util.Map<Long, String> why = new java.util.HashMap<>();
+        while (why.size() < 2) {
+            dev.croupier.futures.wire.Outcome o = outcomes.take();
+            assertEquals(dev.croupier.futures.wire.Outcome.Kind.FAILED, o.getKind());
+            why.put(o.getAttemptId(), o.getError().getMessage());
+        }
+        assertTrue(why.get(1L).contains("different bytes for class " + NodeServiceTest.class.getName()), why.get(1L));
+        assertTrue(why.get(2L).contains("com.example.Missing is not on the class path"), why.get(2L));
+        session.onCompleted();
+    }
+
     private StatsReply stats() {
         return control().stats(StatsRequest.getDefaultInstance());
     }
