@@ -97,6 +97,28 @@ class ProcessClusterTest {
     }
 
     @Test
+    void concurrentPullsOfOneObjectOnANodeAreOnePull() {
+        try (Cluster c = processes(2).objectStoreBytes(128L << 20).start()) {
+            long bytes = 48L << 20;
+            ObjectRef<MemorySegment> big = c.task((Long n) -> {
+                MemorySegment out = TaskOutput.allocate(n);
+                out.fill((byte) 1);
+                return out;
+            }, bytes).onNode(0, Affinity.HARD).remote();
+            big.whenDone().join();
+            List<ObjectRef<Long>> readers = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                readers.add(c.task((MemorySegment s) -> s.byteSize(), big).onNode(1, Affinity.HARD).remote());
+            }
+            for (ObjectRef<Long> r : readers) {
+                assertEquals(bytes, r.get());
+            }
+            long fetched = c.stats().nodes().get(1).bytesFetched();
+            assertEquals(bytes + 8, fetched, "node 1 pulled the object's frame once");
+        }
+    }
+
+    @Test
     void aTaskThatThrowsFailsWithItsExceptionAndDependentsFail() {
         try (Cluster c = processes(2).start()) {
             ObjectRef<Integer> bad = c.task((Fn0<Integer>) () -> {

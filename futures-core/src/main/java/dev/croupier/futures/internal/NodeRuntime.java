@@ -12,6 +12,9 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -50,6 +53,8 @@ final class NodeRuntime {
     private volatile boolean alive = true;
     private final LongAdder tasksRun = new LongAdder();
     private final LongAdder bytesFetched = new LongAdder();
+    /** Pulls in flight on this node, by object: a second reader waits for the first's copy. */
+    private final ConcurrentHashMap<ObjectId, CompletableFuture<Boolean>> pulling = new ConcurrentHashMap<>();
 
     NodeRuntime(int id, int cpus, NodeStore store) {
         this.id = id;
@@ -342,23 +347,42 @@ final class NodeRuntime {
         }
     }
 
-    /** Pulls a copy from the first location that has one; false if none does. */
+    /**
+     * Pulls a copy from the first location that has one; false if none does. Concurrent pulls
+     * of one object on this node are one pull: the others wait for it and then read the copy.
+     */
     private boolean pull(AttemptCall.Ref ref, Resolving resolving) throws InterruptedException {
-        for (int source : ref.nodes()) {
-            if (source == resolving.session.self) {
-                continue;
-            }
-            long bytes = resolving.session.peers.pull(ref.id(), source, store);
-            if (bytes >= 0) {
-                bytesFetched.add(bytes);
-                if (resolving.copies == null) {
-                    resolving.copies = new ArrayList<>(2);
-                }
-                resolving.copies.add(ref.id());
-                return true;
+        CompletableFuture<Boolean> mine = new CompletableFuture<>();
+        CompletableFuture<Boolean> theirs = pulling.putIfAbsent(ref.id(), mine);
+        if (theirs != null) {
+            try {
+                return theirs.get();
+            } catch (ExecutionException failed) {
+                return false;
             }
         }
-        return false;
+        boolean pulled = false;
+        try {
+            for (int source : ref.nodes()) {
+                if (source == resolving.session.self) {
+                    continue;
+                }
+                long bytes = resolving.session.peers.pull(ref.id(), source, store);
+                if (bytes >= 0) {
+                    bytesFetched.add(bytes);
+                    if (resolving.copies == null) {
+                        resolving.copies = new ArrayList<>(2);
+                    }
+                    resolving.copies.add(ref.id());
+                    pulled = true;
+                    break;
+                }
+            }
+        } finally {
+            pulling.remove(ref.id(), mine);
+            mine.complete(pulled);
+        }
+        return pulled;
     }
 
     private long[] storeOutputs(AttemptCall call, NodeSession session, Object result, OutputScope scope,
