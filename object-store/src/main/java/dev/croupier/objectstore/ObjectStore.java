@@ -271,6 +271,7 @@ public final class ObjectStore implements AutoCloseable {
         private Compression compression = DEFAULT_COMPRESSION;
         private String name;
         private Semaphore spillGate;
+        private FaultHook faults = FaultHook.NONE;
 
         private Builder() {
         }
@@ -278,6 +279,12 @@ public final class ObjectStore implements AutoCloseable {
         /** Test seam: the spill thread takes a permit of {@code gate} before each batch write. */
         Builder spillGate(Semaphore gate) {
             this.spillGate = gate;
+            return this;
+        }
+
+        /** Test seam: the store's internal threads call {@code hook}, which may throw to kill them. */
+        Builder faultHook(FaultHook hook) {
+            this.faults = hook;
             return this;
         }
 
@@ -390,7 +397,8 @@ public final class ObjectStore implements AutoCloseable {
                 throw new ObjectStoreException("store '" + storeName + "' cannot map " + capacityBytes
                         + " bytes of memory in memoryDirectory " + memDir + ": " + e.getMessage(), e);
             }
-            return new ObjectStore(config, new StoreEngine(storeName, dirs, region, spillFileBytes, compression, spillGate));
+            return new ObjectStore(config, new StoreEngine(storeName, dirs, region, spillFileBytes, compression, spillGate,
+                    faults));
         }
 
         private static Path defaultMemoryDirectory(long capacity, Path tmp) {

@@ -42,6 +42,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * gives up. Spilled objects are restored by {@code get} on the caller's thread, or by the
  * prefetch pool at low priority.
  *
+ * <p>Callers wait on the internal threads (for memory the spill thread frees, for restores a
+ * prefetch thread started), so a thread that dies of an unexpected error must not leave them
+ * waiting: it fails the store ({@link #fail}), which wakes every waiter to throw a
+ * {@link StoreFailedException} carrying the error, as does every later call.
+ *
  * <p>This class is longer than the house's usual size because the allocation, spill and
  * restore paths share one lock and one set of invariants; splitting them would spread those
  * invariants over several files.
@@ -79,6 +84,8 @@ final class StoreEngine {
     private final long maxBatch;
     /** Test seam: the spill thread takes a permit before each batch write; null in production. */
     private final Semaphore spillGate;
+    /** Test seam: lets a test make an internal thread throw; {@link FaultHook#NONE} in production. */
+    private final FaultHook faults;
 
     private final ReentrantLock lock = new ReentrantLock();
     /** Signalled whenever memory is freed, an object changes state, or the queue head changes. */
@@ -108,6 +115,8 @@ final class StoreEngine {
     private long useClock;
     private long fallbackSeq;
     private boolean closed;
+    /** The failure of an internal thread that died, or null; see {@link #fail}. */
+    private StoreFailedException failure;
     private int ioInFlight;
     private long queuedBytes;
     private long spillingBytes;
@@ -140,16 +149,23 @@ final class StoreEngine {
     }
 
     StoreEngine(String name, StoreDirectories dirs, MemoryRegion region, long spillFileBytes, Compression compression,
-                Semaphore spillGate) {
+                Semaphore spillGate, FaultHook faults) {
         this.name = name;
         this.spillGate = spillGate;
+        this.faults = faults;
         this.dirs = dirs;
         this.region = region;
         this.allocator = region.allocator();
         this.writer = new SpillWriter(dirs.spillDir(), spillFileBytes, compression);
         this.maxBatch = Math.max(FreeListAllocator.ALIGNMENT, Math.min(MAX_BATCH_BYTES, allocator.capacity() / 4));
         this.minBatch = Math.min(MIN_BATCH_BYTES, Math.max(FreeListAllocator.ALIGNMENT, allocator.capacity() / 16));
-        this.spillThread = Thread.ofPlatform().daemon().name("croupier-spill-" + name).unstarted(this::spillLoop);
+        this.spillThread = Thread.ofPlatform().daemon().name("croupier-spill-" + name).unstarted(() -> {
+            try {
+                spillLoop();
+            } catch (Throwable t) {
+                fail(t);
+            }
+        });
         AtomicInteger threadNo = new AtomicInteger();
         this.prefetchPool = Executors.newFixedThreadPool(PREFETCH_THREADS, r -> Thread.ofPlatform().daemon()
                 .name("croupier-prefetch-" + name + "-" + threadNo.incrementAndGet()).unstarted(r));
@@ -476,12 +492,13 @@ final class StoreEngine {
         while (true) {
             batch.clear();
             items.clear();
+            faults.at(FaultHook.Site.SPILL_THREAD);
             lock.lock();
             try {
-                while (!closed && !wantsSpill() && (compactions.isEmpty() || spillBlocked)) {
+                while (!closed && failure == null && !wantsSpill() && (compactions.isEmpty() || spillBlocked)) {
                     spillWanted.awaitUninterruptibly();
                 }
-                if (closed) {
+                if (closed || failure != null) {
                     return;
                 }
                 if (!wantsSpill()) {
@@ -510,14 +527,16 @@ final class StoreEngine {
             } finally {
                 lock.unlock();
             }
-            // Chronicle takes a while to create its queue: do it before the first batch, unlocked
-            SpillLog newLog = needLog ? new SpillLog(dirs.spillDir()) : null;
-            if (spillGate != null) {
-                spillGate.acquireUninterruptibly();
-            }
+            SpillLog newLog = null;
             long start = System.nanoTime();
             SpillWriter.Result result;
             try {
+                // Chronicle takes a while to create its queue: do it before the first batch, unlocked
+                newLog = needLog ? new SpillLog(dirs.spillDir()) : null;
+                if (spillGate != null) {
+                    spillGate.acquireUninterruptibly();
+                }
+                start = System.nanoTime();
                 result = writer.write(items);
             } catch (RuntimeException | Error e) {
                 // never leave objects marked as spilling (close would wait for them forever)
@@ -686,6 +705,9 @@ final class StoreEngine {
             if (closed) {
                 return CompletableFuture.completedFuture(null);
             }
+            if (failure != null) {
+                return CompletableFuture.failedFuture(failed());
+            }
             List<ObjectEntry> raw = new ArrayList<>();
             for (ObjectId id : ids) {
                 ObjectEntry entry = table.get(id);
@@ -727,11 +749,11 @@ final class StoreEngine {
         try {
             for (int i = 0; i < runs.size(); i++) {
                 List<ObjectEntry> r = runs.get(i);
-                futures.add(CompletableFuture.runAsync(() -> restoreRun(r), prefetchPool));
+                futures.add(CompletableFuture.runAsync(() -> failOnDeath(() -> restoreRun(r)), prefetchPool));
                 runs.set(i, List.of());
             }
             for (ObjectId id : singles) {
-                futures.add(CompletableFuture.runAsync(() -> prefetchOne(id), prefetchPool));
+                futures.add(CompletableFuture.runAsync(() -> failOnDeath(() -> prefetchOne(id)), prefetchPool));
             }
         } catch (RejectedExecutionException e) {
             // the store closed meanwhile: drop the restores not handed to the pool
@@ -753,6 +775,7 @@ final class StoreEngine {
      * reads the allocated prefix with one scattering read.
      */
     private void restoreRun(List<ObjectEntry> run) {
+        faults.at(FaultHook.Site.PREFETCH_RUN);
         List<MemorySegment> targets = new ArrayList<>(run.size());
         List<Long> offsets = new ArrayList<>(run.size());
         lock.lock();
@@ -767,7 +790,7 @@ final class StoreEngine {
                     targets.add(region.slice(offset, entry.size));
                 }
             } catch (InterruptedException | RuntimeException e) {
-                // store closing or pool stopping: give the run up
+                // store closing or failed, or pool stopping: give the run up
             }
             if (targets.size() < run.size()) {
                 releaseRun(run.subList(targets.size(), run.size()));
@@ -827,6 +850,7 @@ final class StoreEngine {
     }
 
     private void prefetchOne(ObjectId id) {
+        faults.at(FaultHook.Site.PREFETCH_ONE);
         lock.lock();
         try {
             if (closed) {
@@ -902,8 +926,12 @@ final class StoreEngine {
     boolean contains(ObjectId id) {
         lock.lock();
         try {
+            if (closed) {
+                return false;
+            }
+            checkOpen();
             ObjectEntry entry = table.get(id);
-            return !closed && entry != null && entry.sealed;
+            return entry != null && entry.sealed;
         } finally {
             lock.unlock();
         }
@@ -1055,6 +1083,7 @@ final class StoreEngine {
         lock.lock();
         try {
             while (spillingBytes > 0) {
+                checkOpen();
                 changed.await();
             }
         } finally {
@@ -1142,6 +1171,51 @@ final class StoreEngine {
     private void checkOpen() {
         if (closed) {
             throw new StoreClosedException(name);
+        }
+        if (failure != null) {
+            throw failed();
+        }
+    }
+
+    /** A new exception for the store's failure, so each caller gets its own stack trace. */
+    private StoreFailedException failed() {
+        return new StoreFailedException(name, failure.thread(), failure.getCause());
+    }
+
+    /**
+     * Fails the store: the calling internal thread is dying of {@code cause}. Wakes every waiter
+     * (allocations, restores, the spill thread) so they throw the failure, and makes later calls
+     * throw it. The first failure wins; a closed store stays closed.
+     *
+     * @return the failure, for the dying thread to throw
+     */
+    private StoreFailedException fail(Throwable cause) {
+        lock.lock();
+        try {
+            if (failure == null && !closed) {
+                failure = new StoreFailedException(name, Thread.currentThread().getName(), cause);
+                changed.signalAll();
+                spillWanted.signalAll();
+            }
+            return new StoreFailedException(name, Thread.currentThread().getName(), cause);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Runs a prefetch thread's work. An {@link ObjectStoreException} is that prefetch's own typed
+     * failure (a restore that could not be read, a closed or failed store): its future reports
+     * it and the store's state is whole. Anything else means the thread died mid-change, with
+     * entries it had marked restoring and pinned and callers waiting for them: the store fails.
+     */
+    private void failOnDeath(Runnable work) {
+        try {
+            work.run();
+        } catch (ObjectStoreException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw fail(t);
         }
     }
 
