@@ -20,12 +20,23 @@ import java.nio.file.StandardOpenOption;
  * second live store with the same name fails fast instead of destroying the first one's files.
  * At close everything is deleted, the lock file last. Both directories may be the same path.
  *
+ * <p>Crash hygiene: a process killed with {@code kill -9} deletes nothing, and its shared
+ * memory stays allocated until reboot. So every store, when it opens, first reclaims the
+ * store directories beside its memory directory whose lock no live process holds (the OS
+ * drops a dead process's file locks), with the spill directory each names in its
+ * {@value #SPILL_POINTER} file. Stores of this JVM are never probed: on Linux, closing any
+ * channel to a locked file releases the JVM's lock on it.
+ *
  * <p>Thread-safety: not thread-safe; used by the store at build and close only.
  */
 final class StoreDirectories implements AutoCloseable {
 
     private static final String PREFIX = "croupier-store-";
     private static final String LOCK_FILE = "store.lock";
+    /** A file in the memory directory naming the store's spill directory, for reclaiming. */
+    static final String SPILL_POINTER = "spill.dir";
+    /** Memory directories of this JVM's open stores, which reclaiming must not touch. */
+    private static final java.util.Set<Path> OPEN_HERE = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     private final String storeName;
     private final Path memoryDir;
@@ -58,9 +69,14 @@ final class StoreDirectories implements AutoCloseable {
     static StoreDirectories open(String storeName, Path memoryParent, Path spillParent) {
         Path memoryDir = memoryParent.resolve(PREFIX + storeName);
         Path spillDir = spillParent.resolve(PREFIX + storeName);
+        reclaimDead(memoryParent);
         FileChannel memoryChannel = null;
         FileLock memoryLock = null;
         try {
+            if (!OPEN_HERE.add(memoryDir.toAbsolutePath().normalize())) {
+                throw new ObjectStoreException("store directory " + memoryDir + " is in use by another live store named '"
+                        + storeName + "'; give each store on a machine its own name");
+            }
             memoryChannel = openLockChannel(memoryDir);
             memoryLock = lock(storeName, memoryDir, memoryChannel);
             FileChannel spillChannel = memoryChannel;
@@ -76,15 +92,74 @@ final class StoreDirectories implements AutoCloseable {
             }
             deleteContents(memoryDir);
             deleteContents(spillDir);
+            Files.writeString(memoryDir.resolve(SPILL_POINTER), spillDir.toAbsolutePath().toString());
             return new StoreDirectories(storeName, memoryDir, spillDir, memoryChannel, memoryLock,
                     spillChannel, spillLock);
         } catch (IOException e) {
             closeQuietly(memoryChannel);
+            OPEN_HERE.remove(memoryDir.toAbsolutePath().normalize());
             throw new ObjectStoreException("store '" + storeName + "' cannot prepare its directories "
                     + memoryDir + " and " + spillDir + ": " + e.getMessage(), e);
         } catch (RuntimeException e) {
             closeQuietly(memoryChannel);
+            if (memoryLock != null || !(e instanceof ObjectStoreException)) {
+                OPEN_HERE.remove(memoryDir.toAbsolutePath().normalize());
+            }
             throw e;
+        }
+    }
+
+    /**
+     * Deletes the store directories under {@code memoryParent}, and the spill directories they
+     * name, whose lock no live process holds; returns how many stores it reclaimed. A directory
+     * without a lock file (a store being created right now) is left alone.
+     */
+    static int reclaimDead(Path memoryParent) {
+        int reclaimed = 0;
+        try (DirectoryStream<Path> dirs = Files.newDirectoryStream(memoryParent, PREFIX + "*")) {
+            for (Path dir : dirs) {
+                if (!OPEN_HERE.contains(dir.toAbsolutePath().normalize()) && reclaimIfDead(dir)) {
+                    reclaimed++;
+                }
+            }
+        } catch (IOException | java.nio.file.DirectoryIteratorException e) {
+            // an unreadable parent: nothing to reclaim that this store could see either
+        }
+        return reclaimed;
+    }
+
+    private static boolean reclaimIfDead(Path memoryDir) {
+        Path lockFile = memoryDir.resolve(LOCK_FILE);
+        if (!Files.isRegularFile(lockFile, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return false;
+        }
+        try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.WRITE)) {
+            FileLock lock;
+            try {
+                lock = channel.tryLock();
+            } catch (OverlappingFileLockException ownedHere) {
+                return false;
+            }
+            if (lock == null) {
+                return false; // its store is alive
+            }
+            try {
+                Path pointer = memoryDir.resolve(SPILL_POINTER);
+                if (Files.isRegularFile(pointer)) {
+                    Path spillDir = Path.of(Files.readString(pointer).trim());
+                    if (!spillDir.equals(memoryDir) && spillDir.getFileName().toString().startsWith(PREFIX)) {
+                        reclaimIfDead(spillDir);
+                    }
+                }
+                deleteContents(memoryDir);
+            } finally {
+                lock.release();
+            }
+            Files.deleteIfExists(lockFile);
+            Files.deleteIfExists(memoryDir);
+            return true;
+        } catch (IOException e) {
+            return false; // gone meanwhile, or not ours to delete: leave it
         }
     }
 
@@ -122,6 +197,8 @@ final class StoreDirectories implements AutoCloseable {
             Files.deleteIfExists(memoryDir);
         } catch (IOException e) {
             failure = e;
+        } finally {
+            OPEN_HERE.remove(memoryDir.toAbsolutePath().normalize());
         }
         if (failure != null) {
             throw new UncheckedIOException("store '" + storeName + "' could not delete all of its files in "
