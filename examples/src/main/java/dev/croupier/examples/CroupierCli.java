@@ -46,6 +46,10 @@ public final class CroupierCli {
         COMMANDS.put("reshard", new Entry("reshard, sort or shuffle dataset shards as dSort does: reshard SPEC.json", new dev.croupier.examples.reshard.ReshardCommand()));
         COMMANDS.put("loader", new Entry("ML-style loader: reshuffle a dataset every epoch, consume partitions as they complete", new dev.croupier.examples.loader.LoaderCommand()));
         COMMANDS.put("aggregate", new Entry("online aggregation: a streaming group-by printing a partial answer per round", new dev.croupier.examples.aggregate.AggregateCommand()));
+        COMMANDS.put("node", new Entry("run a node process that drivers use with --cluster HOST:PORT: node --port P",
+                new NodeCommand()));
+        COMMANDS.put("status", new Entry("show each node's store, tasks and driver sessions: status --cluster ADDRS",
+                new StatusCommand()));
     }
 
     private CroupierCli() {}

@@ -134,7 +134,8 @@ class ClusterOptionsTest {
         Path input = dir.resolve("records");
         Files.write(input, new byte[1000]);
         for (String[] args : List.of(new String[] {"demo", "--cluster", address},
-                new String[] {"sort", input.toString(), dir.resolve("sorted").toString(), "--cluster", address})) {
+                new String[] {"sort", input.toString(), dir.resolve("sorted").toString(), "--cluster", address},
+                new String[] {"status", "--cluster", address})) {
             Run r = cli(args);
             assertEquals(1, r.code(), r.err());
             assertEquals(1, r.errLines().size(), r.err());
