@@ -1,5 +1,7 @@
 package dev.croupier.examples;
 
+import dev.croupier.futures.CroupierException;
+import dev.croupier.futures.ErrorCode;
 import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -34,7 +36,7 @@ public final class CroupierCli {
                 new dev.croupier.examples.sort.SortCommands.GenSort()));
         COMMANDS.put("valsort", new Entry("check a sorted file and print its checksum: valsort FILE",
                 new dev.croupier.examples.sort.SortCommands.ValSort()));
-        COMMANDS.put("demo", new Entry("run thousands of tasks on an embedded cluster and print its stats",
+        COMMANDS.put("demo", new Entry("run thousands of tasks and no-op tasks; prints tasks/s and the cluster's stats",
                 new DemoCommand()));
         COMMANDS.put("test", new Entry("run the whole test suite (handled by bin/croupier with Maven)",
                 args -> launcherOnly("test")));
@@ -44,30 +46,45 @@ public final class CroupierCli {
         COMMANDS.put("reshard", new Entry("reshard, sort or shuffle dataset shards as dSort does: reshard SPEC.json", new dev.croupier.examples.reshard.ReshardCommand()));
         COMMANDS.put("loader", new Entry("ML-style loader: reshuffle a dataset every epoch, consume partitions as they complete", new dev.croupier.examples.loader.LoaderCommand()));
         COMMANDS.put("aggregate", new Entry("online aggregation: a streaming group-by printing a partial answer per round", new dev.croupier.examples.aggregate.AggregateCommand()));
+        COMMANDS.put("node", new Entry("run a node process that drivers use with --cluster HOST:PORT: node --port P",
+                new NodeCommand()));
+        COMMANDS.put("status", new Entry("show each node's store, tasks and driver sessions: status --cluster ADDRS",
+                new StatusCommand()));
     }
 
     private CroupierCli() {}
 
     public static void main(String[] args) {
+        System.exit(execute(args));
+    }
+
+    /**
+     * Runs the subcommand {@code args[0]} names with the rest, and returns the exit code: 2 for bad usage
+     * (one line), 1 when a node cannot be reached (one line naming it: the fix is where the nodes
+     * run, not in the code) or anything else fails (with its stack trace).
+     */
+    static int execute(String[] args) {
         String name = args.length == 0 ? "help" : args[0];
         Entry entry = COMMANDS.get(name);
         if (entry == null) {
             System.err.println("croupier: unknown subcommand '" + name + "'");
             help(System.err);
-            System.exit(2);
+            return 2;
         }
-        int code;
         try {
-            code = entry.command().run(Arrays.copyOfRange(args, Math.min(1, args.length), args.length));
+            return entry.command().run(Arrays.copyOfRange(args, Math.min(1, args.length), args.length));
         } catch (UsageException e) {
             System.err.println("croupier " + name + ": " + e.getMessage());
-            code = 2;
+            return 2;
         } catch (Exception e) {
+            if (e instanceof CroupierException c && c.code() == ErrorCode.UNAVAILABLE) {
+                System.err.println("croupier " + name + ": " + c.getMessage());
+                return 1;
+            }
             System.err.println("croupier " + name + ": " + e);
             e.printStackTrace(System.err);
-            code = 1;
+            return 1;
         }
-        System.exit(code);
     }
 
     private static int launcherOnly(String name) {

@@ -1,6 +1,7 @@
 package dev.croupier.examples.aggregate;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.croupier.examples.ClusterOptions;
 import dev.croupier.examples.CroupierCli;
 import dev.croupier.examples.Options;
 import dev.croupier.examples.UsageException;
@@ -14,7 +15,6 @@ import dev.croupier.shuffle.kv.KvBlock;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -60,10 +60,8 @@ public final class AggregateCommand implements CroupierCli.Command {
               --top T               top pages shown per round (default 3)
               --seed S              data seed (default 0)
               --batch-strategy simple|riffle|magnet|push|auto   strategy of the batch check (default simple)
-              --nodes N             embedded nodes (default 4)
-              --store-memory SIZE   object-store memory per node, k/m/g suffixes (default 512m)
-              --spill-dir DIR       where the stores spill (default: the system temp folder)
-              --json                print one JSON report on stdout instead of a line per round""";
+            """ + ClusterOptions.usage(4, "512m")
+            + "\n  --json                print one JSON report on stdout instead of a line per round";
 
     @Override
     public int run(String[] args) throws Exception {
@@ -71,8 +69,8 @@ public final class AggregateCommand implements CroupierCli.Command {
             System.out.println(USAGE);
             return 0;
         }
-        Options o = Options.parse("aggregate", args, Set.of("json"), Set.of("records", "keys", "blocks",
-                "maps-per-round", "partitions", "top", "seed", "batch-strategy", "nodes", "store-memory", "spill-dir"));
+        Options o = Options.parse("aggregate", args, Set.of("json"), ClusterOptions.valuedWith("records", "keys",
+                "blocks", "maps-per-round", "partitions", "top", "seed", "batch-strategy"));
         if (!o.positional().isEmpty()) {
             throw new UsageException("takes no positional arguments, got " + o.positional());
         }
@@ -84,9 +82,7 @@ public final class AggregateCommand implements CroupierCli.Command {
         int top = o.integer("top", DEFAULT_TOP, 0, 1000);
         long seed = o.longValue("seed", 0, Long.MIN_VALUE, Long.MAX_VALUE);
         Strategy batchStrategy = strategy(o.string("batch-strategy", "simple"));
-        int nodes = o.integer("nodes", 4, 1, 1024);
-        long storeMemory = o.size("store-memory", Cluster.Builder.DEFAULT_OBJECT_STORE_BYTES, 1L << 20, 1L << 42);
-        Path spillDir = Path.of(o.string("spill-dir", System.getProperty("java.io.tmpdir")));
+        ClusterOptions clusterOptions = ClusterOptions.parse(o, 4, nodes -> Cluster.Builder.DEFAULT_OBJECT_STORE_BYTES);
         boolean json = o.flag("json");
         if (records / blocks > Integer.MAX_VALUE / 32) {
             throw new UsageException("--records / --blocks = " + records / blocks + " entries per block is too many;"
@@ -96,7 +92,8 @@ public final class AggregateCommand implements CroupierCli.Command {
         Map<String, Object> report = new LinkedHashMap<>();
         List<Map<String, Object>> rounds = new ArrayList<>();
         boolean equal;
-        try (Cluster cluster = Cluster.builder().nodes(nodes).objectStoreBytes(storeMemory).spillDirectory(spillDir).start()) {
+        try (Cluster cluster = clusterOptions.start()) {
+            int nodes = cluster.aliveNodes().size();
             long t0 = System.nanoTime();
             List<ObjectRef<MemorySegment>> input = generate(cluster, records, keys, blocks, seed);
             cluster.wait(input, input.size(), java.time.Duration.ofHours(1));

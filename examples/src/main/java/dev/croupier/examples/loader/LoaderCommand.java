@@ -1,6 +1,7 @@
 package dev.croupier.examples.loader;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.croupier.examples.ClusterOptions;
 import dev.croupier.examples.CroupierCli;
 import dev.croupier.examples.Options;
 import dev.croupier.examples.UsageException;
@@ -15,7 +16,6 @@ import dev.croupier.shuffle.records.RandomShuffleJob;
 import dev.croupier.shuffle.records.SortBenchmarkRecords;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -26,7 +26,7 @@ import java.util.Set;
 
 /**
  * {@code croupier loader}: an ML-style data loader. A dataset of 100-byte records lives in the
- * embedded cluster's object stores as blocks; before each epoch a {@link RandomShuffleJob}
+ * cluster's object stores as blocks; before each epoch a {@link RandomShuffleJob}
  * reshuffles it (seeded per epoch), and a consumer (standing in for a trainer) takes the
  * shuffled partitions in the order they complete, so it starts while later partitions are still
  * being reduced (the paper's pipelined loader). Prints each epoch's time and its time to first
@@ -59,10 +59,8 @@ public final class LoaderCommand implements CroupierCli.Command {
                                     their block (default 0: a full shuffle)
               --consume-ms T        milliseconds the consumer spends per partition, standing in for a trainer (default 0)
               --strategy simple|riffle|magnet|push|auto   shuffle strategy (default auto)
-              --nodes N             embedded nodes (default 4)
-              --store-memory SIZE   object-store memory per node, k/m/g suffixes (default 512m)
-              --spill-dir DIR       where the stores spill (default: the system temp folder)
-              --json                print one JSON report on stdout instead of a line per epoch""";
+            """ + ClusterOptions.usage(DEFAULT_NODES, "512m")
+            + "\n  --json                print one JSON report on stdout instead of a line per epoch";
 
     /** What the consumer saw in one epoch. */
     record Epoch(long epoch, double seconds, double firstPartitionSeconds, long records, boolean valid,
@@ -74,8 +72,8 @@ public final class LoaderCommand implements CroupierCli.Command {
             System.out.println(USAGE);
             return 0;
         }
-        Options o = Options.parse("loader", args, Set.of("json"), Set.of("records", "blocks", "partitions", "epochs",
-                "seed", "window", "consume-ms", "strategy", "nodes", "store-memory", "spill-dir"));
+        Options o = Options.parse("loader", args, Set.of("json"), ClusterOptions.valuedWith("records", "blocks",
+                "partitions", "epochs", "seed", "window", "consume-ms", "strategy"));
         if (!o.positional().isEmpty()) {
             throw new UsageException("takes no positional arguments, got " + o.positional());
         }
@@ -87,9 +85,8 @@ public final class LoaderCommand implements CroupierCli.Command {
         long window = o.longValue("window", 0, 0, Long.MAX_VALUE);
         long consumeMs = o.longValue("consume-ms", 0, 0, 3_600_000);
         Strategy strategy = strategy(o.string("strategy", "auto"));
-        int nodes = o.integer("nodes", DEFAULT_NODES, 1, 1024);
-        long storeMemory = o.size("store-memory", Cluster.Builder.DEFAULT_OBJECT_STORE_BYTES, 1L << 20, 1L << 42);
-        Path spillDir = Path.of(o.string("spill-dir", System.getProperty("java.io.tmpdir")));
+        ClusterOptions clusterOptions = ClusterOptions.parse(o, DEFAULT_NODES,
+                nodes -> Cluster.Builder.DEFAULT_OBJECT_STORE_BYTES);
         boolean json = o.flag("json");
         if (window > 0 && partitions > 0) {
             throw new UsageException("--partitions does not go with --window: a partial shuffle keeps one output per block");
@@ -100,7 +97,8 @@ public final class LoaderCommand implements CroupierCli.Command {
 
         List<Epoch> done = new ArrayList<>();
         Map<String, Object> report = new LinkedHashMap<>();
-        try (Cluster cluster = Cluster.builder().nodes(nodes).objectStoreBytes(storeMemory).spillDirectory(spillDir).start()) {
+        try (Cluster cluster = clusterOptions.start()) {
+            int nodes = cluster.aliveNodes().size();
             long t0 = System.nanoTime();
             List<ObjectRef<MemorySegment>> dataset = generate(cluster, records, blocks, seed);
             Checksum expected = Checksum.ZERO;

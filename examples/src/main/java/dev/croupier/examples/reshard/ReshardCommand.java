@@ -10,10 +10,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.stream.Stream;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import dev.croupier.examples.ClusterOptions;
 import dev.croupier.examples.CroupierCli;
 import dev.croupier.examples.Options;
 import dev.croupier.examples.UsageException;
@@ -29,9 +29,10 @@ import dev.croupier.futures.Cluster;
 import dev.croupier.shuffle.reshard.ReshardJob;
 
 /**
- * {@code croupier reshard SPEC.json}: runs a dSort-style reshard job ({@link ReshardJob}) on an
- * embedded cluster. Progress goes to stderr (a bar per phase on a terminal, one JSON object per
- * line otherwise); the summary goes to stdout (a table, or one JSON object with {@code --json}).
+ * {@code croupier reshard SPEC.json}: runs a dSort-style reshard job ({@link ReshardJob}) on a
+ * cluster ({@link ClusterOptions}). Progress goes to stderr (a bar per phase on a terminal, one
+ * JSON object per line otherwise); the summary goes to stdout (a table, or one JSON object with
+ * {@code --json}).
  * Exit codes: 0 done, 1 the job failed (nothing was written), 2 bad usage or a bad spec.
  *
  * <p>Thread-safety: one run at a time.
@@ -41,19 +42,17 @@ public final class ReshardCommand implements CroupierCli.Command {
     public static final int DEFAULT_NODES = 2;
 
     private static final Set<String> FLAGS = Set.of("dry-run", "json", "help");
-    private static final Set<String> VALUED = Set.of("on-error", "nodes", "set", "transform", "store-memory", "spill-dir");
+    private static final Set<String> VALUED = ClusterOptions.valuedWith("on-error", "set", "transform");
     private static final String USAGE = """
             usage: croupier reshard SPEC.json [options]
               Reshards (and sorts or shuffles) dataset shards as AIStore dSort does; docs/reshard.md has the spec.
-              --dry-run              plan only: list the output shards and their sizes, write nothing
-              --on-error=abort|skip  a corrupt input shard fails the job (default) or is skipped and listed as a warning
-              --json                 print the summary as one JSON object
-              --nodes N              nodes of the embedded cluster (default 2)
-              --set FIELD=VALUE      override a spec field, repeatable: --set output_shard_size=1MiB --set algorithm.kind=shuffle
-              --transform CLASS      a RecordTransform (public no-arg constructor) applied to every record
-              --store-memory SIZE    object-store memory per node (default: max_mem_usage / N); beyond it records spill
-              --spill-dir DIR        where the stores spill (default: the system temp folder)
-            """;
+              --dry-run             plan only: list the output shards and their sizes, write nothing
+              --on-error=abort|skip
+                                    a corrupt input shard fails the job (default) or is skipped and listed as a warning
+              --json                print the summary as one JSON object
+              --set FIELD=VALUE     override a spec field, repeatable: --set output_shard_size=1MiB --set algorithm.kind=shuffle
+              --transform CLASS     a RecordTransform (public no-arg constructor) applied to every record
+            """ + ClusterOptions.usage(DEFAULT_NODES, "max_mem_usage / N") + "\n";
 
     @Override
     public int run(String[] args) throws IOException {
@@ -72,7 +71,6 @@ public final class ReshardCommand implements CroupierCli.Command {
             case "skip" -> LocalReshard.OnError.SKIP;
             default -> throw new UsageException("--on-error = '" + o.string("on-error", "") + "' must be abort or skip");
         };
-        int nodes = o.integer("nodes", DEFAULT_NODES, 1, 1024);
         Map<String, String> overrides = new LinkedHashMap<>();
         for (String s : o.strings("set")) {
             int eq = s.indexOf('=');
@@ -95,34 +93,19 @@ public final class ReshardCommand implements CroupierCli.Command {
         }
         RecordTransform transform = o.string("transform", null) == null ? RecordTransform.IDENTITY
                 : transform(o.string("transform", null));
-        long storeMemory = o.size("store-memory", Math.max(16L << 20, spec.maxMemUsage().resolve(MemoryLimit.physicalMemoryOfHost()) / nodes),
-                16L << 20, Long.MAX_VALUE);
-        Path spill = Path.of(o.string("spill-dir", System.getProperty("java.io.tmpdir")));
+        long maxMemUsage = spec.maxMemUsage().resolve(MemoryLimit.physicalMemoryOfHost());
+        ClusterOptions clusterOptions = ClusterOptions.parse(o, DEFAULT_NODES,
+                nodes -> Math.max(16L << 20, maxMemUsage / nodes));
 
         ReshardJob job = ReshardJob.builder().spec(spec).onError(onError).transform(transform)
                 .progress(progress(System.console() != null, System.err)).build();
-        Path memory = memoryFolder();
-        try (Cluster cluster = Cluster.builder().nodes(nodes).objectStoreBytes(storeMemory)
-                .memoryDirectory(memory).spillDirectory(spill).start()) {
+        try (Cluster cluster = clusterOptions.start()) {
             ReshardResult result = job.run(cluster);
             System.out.println(json ? result.toJson() : table(result));
             return 0;
         } catch (ReshardException e) {
             return fail(json, e.kind().name(), e.getMessage(), 1);
-        } finally {
-            deleteTree(memory);
         }
-    }
-
-    /**
-     * The stores' shared-memory files go to a folder of this run: store names repeat in every
-     * JVM, so two runs sharing the default folder would refuse each other.
-     */
-    private static Path memoryFolder() throws IOException {
-        Path shm = Path.of("/dev/shm");
-        return Files.isDirectory(shm) && Files.isWritable(shm)
-                ? Files.createTempDirectory(shm, "croupier-reshard-")
-                : Files.createTempDirectory("croupier-reshard-");
     }
 
     static RecordTransform transform(String className) {
@@ -206,15 +189,5 @@ public final class ReshardCommand implements CroupierCli.Command {
             System.err.println("croupier reshard: " + kind + ": " + message);
         }
         return code;
-    }
-
-    private static void deleteTree(Path dir) {
-        try (Stream<Path> s = Files.walk(dir)) {
-            for (Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        } catch (IOException ignored) {
-            // Best effort: the stores delete their own files on close; an empty folder may remain.
-        }
     }
 }

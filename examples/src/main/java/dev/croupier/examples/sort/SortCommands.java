@@ -97,7 +97,7 @@ public final class SortCommands {
         public int run(String[] args) throws IOException {
             if (List.of(args).contains("--help")) {
                 System.out.println("usage: croupier sort IN OUT [options]   or   croupier sort IN --output-parts DIR [options]\n"
-                        + "  Sorts a file of 100-byte records on an embedded cluster; OUT appears only when complete.\n"
+                        + "  Sorts a file of 100-byte records on a cluster; OUT appears only when complete.\n"
                         + SortSettings.USAGE);
                 return 0;
             }
@@ -156,8 +156,8 @@ public final class SortCommands {
                 report(settings, checked.outcome(), null, extra);
                 return checked.valid() ? 0 : 1;
             }
-            Files.createDirectories(settings.spillDir());
-            Path work = Files.createTempDirectory(settings.spillDir(), "croupier-sort-benchmark-");
+            Files.createDirectories(settings.cluster().spillDir());
+            Path work = Files.createTempDirectory(settings.cluster().spillDir(), "croupier-sort-benchmark-");
             try {
                 Path in = work.resolve("input");
                 Path out = work.resolve("output");
@@ -202,11 +202,11 @@ public final class SortCommands {
         r.put("spilled_bytes", outcome.spilledBytes());
         r.put("restored_bytes", outcome.restoredBytes());
         r.put("strategy", outcome.strategy());
-        r.put("nodes", settings.nodes());
+        r.put("nodes", outcome.nodes());
         r.put("partitions", outcome.partitions());
         r.put("throughput_mb_per_s", outcome.bytes() / 1e6 / outcome.seconds());
         if (bound != null) {
-            boolean outOfCore = outcome.bytes() > settings.nodes() * settings.storeMemory();
+            boolean outOfCore = outcome.bytes() > outcome.nodes() * outcome.storeBytesPerNode();
             double boundSeconds = bound.sortSeconds(outcome.bytes(), outOfCore);
             r.put("disk_write_mb_per_s", bound.writeBytesPerSecond() / 1e6);
             r.put("disk_read_mb_per_s", bound.readBytesPerSecond() / 1e6);

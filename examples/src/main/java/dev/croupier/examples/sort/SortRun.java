@@ -29,7 +29,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * One sort of a record file on an embedded cluster, with its output committed atomically: one
+ * One sort of a record file on a cluster ({@link SortSettings#cluster}), with its output committed atomically: one
  * file (the partitions in order, written under a temporary name and renamed when complete) or
  * one file per partition in a folder (all renamed only once every part is written). A failure
  * leaves no output and no temporary file. Reports phase times as it goes: a progress bar on a
@@ -37,9 +37,9 @@ import java.util.Map;
  */
 final class SortRun {
 
-    /** What a run measured. */
+    /** What a run measured, and the cluster it ran on: its nodes and each one's store capacity. */
     record Outcome(long bytes, double seconds, Map<String, Double> phases, String strategy, int partitions,
-                   long spilledBytes, long restoredBytes) {}
+                   long spilledBytes, long restoredBytes, int nodes, long storeBytesPerNode) {}
 
     private final SortSettings settings;
     private final PrintStream progress = System.err;
@@ -64,7 +64,7 @@ final class SortRun {
         try {
             Outcome outcome;
             Map<String, Double> phases = new LinkedHashMap<>();
-            try (Cluster cluster = settings.startCluster()) {
+            try (Cluster cluster = settings.cluster().start()) {
                 long start = System.nanoTime();
                 SortJob.Builder builder = SortJob.builder().inputFile(in).strategy(settings.strategy());
                 if (settings.mappers() > 0) {
@@ -91,7 +91,8 @@ final class SortRun {
                     long spilled = stats.nodes().stream().mapToLong(ClusterStats.NodeStats::bytesSpilled).sum();
                     long restored = stats.nodes().stream().mapToLong(ClusterStats.NodeStats::bytesRestored).sum();
                     outcome = new Outcome(bytes, (end - start) / 1e9, phases,
-                            result.strategy().name().toLowerCase(Locale.ROOT), result.outputs().size(), spilled, restored);
+                            result.strategy().name().toLowerCase(Locale.ROOT), result.outputs().size(), spilled, restored,
+                            cluster.aliveNodes().size(), cluster.objectStoreBytes());
                 }
             }
             if (partsDir == null) {
@@ -131,7 +132,7 @@ final class SortRun {
         int mappers = settings.mappers() > 0 ? settings.mappers()
                 : (int) Math.max(1, (bytes + SortJob.DEFAULT_BYTES_PER_MAPPER - 1) / SortJob.DEFAULT_BYTES_PER_MAPPER);
         Map<String, Double> phases = new LinkedHashMap<>();
-        try (Cluster cluster = settings.startCluster()) {
+        try (Cluster cluster = settings.cluster().start()) {
             long t0 = System.nanoTime();
             List<ObjectRef<MemorySegment>> inputs = new ArrayList<>(mappers);
             List<ObjectRef<byte[]>> inputSums = new ArrayList<>(mappers);
@@ -178,7 +179,8 @@ final class SortRun {
                 long spilled = stats.nodes().stream().mapToLong(ClusterStats.NodeStats::bytesSpilled).sum();
                 long restored = stats.nodes().stream().mapToLong(ClusterStats.NodeStats::bytesRestored).sum();
                 Outcome outcome = new Outcome(records * RECORD, (end - start) / 1e9, phases,
-                        result.strategy().name().toLowerCase(Locale.ROOT), refs.size(), spilled, restored);
+                        result.strategy().name().toLowerCase(Locale.ROOT), refs.size(), spilled, restored,
+                        cluster.aliveNodes().size(), cluster.objectStoreBytes());
 
                 long v0 = System.nanoTime();
                 List<ObjectRef<byte[]>> outputSums = new ArrayList<>(refs.size());

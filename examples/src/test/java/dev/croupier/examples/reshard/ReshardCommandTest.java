@@ -1,5 +1,6 @@
 package dev.croupier.examples.reshard;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -101,6 +102,37 @@ class ReshardCommandTest {
         }
         assertEquals(keys.stream().sorted(java.util.Comparator.reverseOrder()).toList(), keys, "decreasing order");
         assertTrue(summary.get("outputs").size() > 1, "10KiB shards: several outputs");
+    }
+
+    @Test
+    void reshardOnTwoNodeProcessesWritesTheShardsOfTheEmbeddedRun() throws IOException {
+        Path spec = spec();
+        String spill = Files.createDirectories(dir.resolve("spill")).toString();
+        List<String> shape = List.of("--json", "--store-memory", "32m", "--spill-dir", spill, "--set",
+                "output_shard_size=10KiB", "--transform", DropJsonTransform.class.getName());
+        List<String> embedded = new ArrayList<>(List.of(spec.toString(), "--nodes", "2", "--set",
+                "output_format=" + dir.resolve("embedded/o-{00..99}.tar")));
+        List<String> processes = new ArrayList<>(List.of(spec.toString(), "--processes", "2", "--set",
+                "output_format=" + dir.resolve("processes/o-{00..99}.tar")));
+        embedded.addAll(shape);
+        processes.addAll(shape);
+        Run onThreads = run(embedded.toArray(String[]::new));
+        Run onProcesses = run(processes.toArray(String[]::new));
+        assertEquals(0, onThreads.code(), onThreads.out());
+        assertEquals(0, onProcesses.code(), onProcesses.out());
+        List<String> names = shardNames(dir.resolve("embedded"));
+        assertTrue(names.size() > 1, "10KiB shards: several outputs, got " + names);
+        assertEquals(names, shardNames(dir.resolve("processes")));
+        for (String name : names) {
+            assertArrayEquals(Files.readAllBytes(dir.resolve("embedded").resolve(name)),
+                    Files.readAllBytes(dir.resolve("processes").resolve(name)), name);
+        }
+    }
+
+    private static List<String> shardNames(Path folder) throws IOException {
+        try (Stream<Path> files = Files.list(folder)) {
+            return files.map(p -> p.getFileName().toString()).sorted().toList();
+        }
     }
 
     @Test

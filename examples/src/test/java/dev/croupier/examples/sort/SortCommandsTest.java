@@ -90,6 +90,27 @@ class SortCommandsTest {
     }
 
     @Test
+    void sortOnThreeNodeProcessesWritesTheBytesOfTheEmbeddedSort() throws Exception {
+        Path in = dir.resolve("in");
+        assertEquals(0, run(new SortCommands.GenSort(), "30000", in.toString(), "--seed", "5").code());
+        Path embedded = dir.resolve("embedded");
+        Path processes = dir.resolve("processes");
+        String[] shape = {"--partitions", "4", "--mappers", "3", "--store-memory", "16m", "--spill-dir", dir.toString(),
+                "--json"};
+        Run onThreads = run(new SortCommands.Sort(), Stream.concat(Stream.of(in.toString(), embedded.toString(),
+                "--nodes", "3"), Stream.of(shape)).toArray(String[]::new));
+        Run onProcesses = run(new SortCommands.Sort(), Stream.concat(Stream.of(in.toString(), processes.toString(),
+                "--processes", "3"), Stream.of(shape)).toArray(String[]::new));
+        assertEquals(0, onThreads.code());
+        assertEquals(0, onProcesses.code());
+        assertEquals(3, JSON.readTree(onProcesses.out()).get("nodes").asInt(), onProcesses.out());
+        assertEquals(3_000_000, Files.size(processes));
+        assertArrayEquals(Files.readAllBytes(embedded), Files.readAllBytes(processes), "the same sorted bytes");
+        assertTrue(JSON.readTree(run(new SortCommands.ValSort(), processes.toString(), "--json").out())
+                .get("ordered").asBoolean());
+    }
+
+    @Test
     void aFailedSortLeavesNoOutputAndNoTemporaryFile() throws Exception {
         Path bad = dir.resolve("bad");
         Files.write(bad, new byte[250]);

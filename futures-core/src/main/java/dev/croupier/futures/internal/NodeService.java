@@ -594,4 +594,41 @@ public final class NodeService implements AutoCloseable {
                 + e.getStatus().getCode() + (e.getStatus().getDescription() == null ? ""
                 : " (" + e.getStatus().getDescription() + ")"), e);
     }
+
+    /** Deadline of a status query: long enough for a busy node, short enough for a person waiting. */
+    private static final long STATUS_DEADLINE_MILLIS = 10_000;
+
+    /**
+     * Asks the node at {@code hostPort} for its {@code Stats} over a channel of its own, closed
+     * before returning; {@link dev.croupier.futures.NodeStatus#query} documents it.
+     */
+    public static dev.croupier.futures.NodeStatus status(String hostPort) {
+        int colon = hostPort.lastIndexOf(':');
+        int port = -1;
+        if (colon > 0) {
+            try {
+                port = Integer.parseInt(hostPort.substring(colon + 1));
+            } catch (NumberFormatException notANumber) {
+                // refused below, with the rest of the bad forms
+            }
+        }
+        if (port < 1 || port > 65535) {
+            throw new CroupierException(ErrorCode.BAD_INPUT, "NodeStatus.query: '" + hostPort + "' is not HOST:PORT");
+        }
+        io.grpc.ManagedChannel channel = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
+                .forAddress(hostPort.substring(0, colon), port)
+                .usePlaintext()
+                .build();
+        try {
+            StatsReply r = ControlGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(STATUS_DEADLINE_MILLIS, TimeUnit.MILLISECONDS)
+                    .stats(StatsRequest.getDefaultInstance());
+            return new dev.croupier.futures.NodeStatus(hostPort, r.getStoreUsed(), r.getStoreCapacity(),
+                    r.getBytesSpilled(), r.getTasksRunning(), r.getTasksQueued(), r.getSessionsCount());
+        } catch (StatusRuntimeException e) {
+            throw unreachable(hostPort, e);
+        } finally {
+            channel.shutdownNow();
+        }
+    }
 }
