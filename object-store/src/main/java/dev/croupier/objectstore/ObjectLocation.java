@@ -11,6 +11,8 @@ import java.nio.file.Path;
  * @param file the file holding the bytes (the memory region, a fallback file or a spill file)
  * @param offset the byte offset of the object's first byte in {@code file}
  * @param length the object's size in bytes
+ * @param inMemoryRegion whether {@code file} is the store's shared-memory region, which lives
+ *     as long as the store (so a reader may keep it mapped); else a fallback or spill file
  */
-public record ObjectLocation(Path file, long offset, long length) {
+public record ObjectLocation(Path file, long offset, long length, boolean inMemoryRegion) {
 }

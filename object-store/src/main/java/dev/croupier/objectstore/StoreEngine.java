@@ -953,20 +953,20 @@ final class StoreEngine {
             checkOpen();
             ObjectEntry entry = sealedEntry(id);
             if (entry.offset >= 0) {
-                return new ObjectLocation(region.file(), entry.offset, entry.size);
+                return new ObjectLocation(region.file(), entry.offset, entry.size, true);
             }
             if (entry.fallback != null) {
-                return new ObjectLocation(entry.fallback.file(), 0, entry.size);
+                return new ObjectLocation(entry.fallback.file(), 0, entry.size, false);
             }
             if (entry.size == 0) {
-                return new ObjectLocation(region.file(), 0, 0);
+                return new ObjectLocation(region.file(), 0, 0, true);
             }
             if (entry.spill.compression() != Compression.NONE) {
                 throw new ObjectStoreException("object " + entry.id + " in store '" + name
                         + "' is spilled LZ4-compressed in " + entry.spill.file()
                         + " and cannot be mapped as it is; get() it first");
             }
-            return new ObjectLocation(entry.spill.file().path, entry.spill.payloadOffset(), entry.size);
+            return new ObjectLocation(entry.spill.file().path, entry.spill.payloadOffset(), entry.size, false);
         } finally {
             lock.unlock();
         }

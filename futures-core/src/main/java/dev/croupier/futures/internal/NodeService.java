@@ -447,7 +447,8 @@ public final class NodeService implements AutoCloseable {
             // Pinned until the caller ends the call (its deadline bounds a caller that never does).
             out.setOnCancelHandler(lending::close);
             out.onNext(Lent.newBuilder().setHost(SameHost.ID).setFile(lending.where().file().toString())
-                    .setOffset(lending.where().offset()).setLength(lending.where().length()).build());
+                    .setOffset(lending.where().offset()).setLength(lending.where().length())
+                    .setMemoryRegion(lending.where().inMemoryRegion()).build());
         }
 
         @Override

@@ -149,6 +149,7 @@ final class PeerChannels implements AutoCloseable {
 
     @Override
     public void close() {
+        sameHost.close();
         for (ManagedChannel c : channels.values()) {
             c.shutdownNow();
         }

@@ -20,6 +20,8 @@ import java.nio.file.StandardOpenOption;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
@@ -29,8 +31,10 @@ import java.util.concurrent.TimeUnit;
  * memory copy) instead of streamed over TCP. Ray has no such path between its nodes.
  *
  * <p>Design: the holder pins the object for the length of a {@code Data.Lend} call and answers
- * with its host id and where the bytes lie; a caller with the same host id maps that range of
- * the file read-only, copies, unmaps, and ends the call, which unpins. A caller on another host, or one whose copy fails, says so by
+ * with its host id and where the bytes lie; a caller with the same host id copies out of a
+ * read-only mapping of the file and ends the call, which unpins. A holder's memory region is
+ * kept mapped while copies use it and for {@link #IDLE_MILLIS} after; a spill or fallback file
+ * is mapped for one copy. A caller on another host, or one whose copy fails, says so by
  * returning -1 (and remembers an address on another host), and the pull falls back to the
  * stream. The diagnostic system property {@value #PROPERTY}{@code =false} turns the path off,
  * to measure the stream alone. Thread-safe.
@@ -44,6 +48,94 @@ final class SameHost {
 
     private final boolean enabled = !"false".equals(System.getProperty(PROPERTY));
     private final Map<String, Boolean> otherHost = new ConcurrentHashMap<>();
+    /** Holders' memory regions, mapped whole; see {@link Region}. */
+    private final Map<Path, Region> regions = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(
+            r -> Thread.ofPlatform().daemon().name("croupier-region-sweeper").unstarted(r));
+
+    SameHost() {
+        sweeper.scheduleWithFixedDelay(this::unmapIdle, IDLE_MILLIS, IDLE_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * How long a holder's region stays mapped after its last copy. Mapping it anew for every
+     * copy costs a page fault per page (most of a 64 MiB copy's time); keeping it mapped
+     * keeps a dead holder's shared memory alive, so only this long.
+     */
+    static final long IDLE_MILLIS = 2_000;
+
+    /** One holder's region file mapped read-only, with the copies using it; guarded by itself. */
+    private static final class Region {
+        final Arena arena = Arena.ofShared();
+        final MemorySegment mapped;
+        private int users;
+        private long lastUse = System.nanoTime();
+        private boolean unmapped;
+
+        Region(Path file) throws IOException {
+            try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+                mapped = channel.map(FileChannel.MapMode.READ_ONLY, 0, channel.size(), arena);
+            } catch (IOException | RuntimeException e) {
+                arena.close();
+                throw e;
+            }
+        }
+
+        synchronized boolean acquire() {
+            if (unmapped) {
+                return false;
+            }
+            users++;
+            return true;
+        }
+
+        synchronized void release() {
+            users--;
+            lastUse = System.nanoTime();
+        }
+
+        /** Unmaps the region if no copy uses it and (unless {@code now} is null) it has been idle. */
+        synchronized boolean unmapIfIdle(Long now) {
+            if (users == 0 && !unmapped
+                    && (now == null || now - lastUse >= TimeUnit.MILLISECONDS.toNanos(IDLE_MILLIS))) {
+                unmapped = true;
+                arena.close();
+                return true;
+            }
+            return false;
+        }
+    }
+
+    private Region region(Path file) throws IOException {
+        while (true) {
+            Region r = regions.get(file);
+            if (r == null) {
+                Region fresh = new Region(file);
+                r = regions.putIfAbsent(file, fresh);
+                if (r == null) {
+                    r = fresh;
+                } else {
+                    fresh.arena.close();
+                }
+            }
+            if (r.acquire()) {
+                return r;
+            }
+            regions.remove(file, r); // unmapped meanwhile: map again
+        }
+    }
+
+    private void unmapIdle() {
+        long now = System.nanoTime();
+        regions.entrySet().removeIf(e -> e.getValue().unmapIfIdle(now));
+    }
+
+    /** Unmaps every region. */
+    void close() {
+        sweeper.shutdownNow();
+        regions.values().forEach(r -> r.unmapIfIdle(null));
+        regions.clear();
+    }
 
     private static String hostId() {
         try {
@@ -75,15 +167,28 @@ final class SameHost {
                 otherHost.put(address, Boolean.TRUE);
                 return -1;
             }
-            // Mapped for this copy only: a mapping kept after the holder dies would keep its
-            // shared memory from ever being given back.
-            try (Arena mapping = Arena.ofConfined();
-                 FileChannel file = FileChannel.open(Path.of(lent.getFile()), StandardOpenOption.READ)) {
-                MemorySegment source = file.map(FileChannel.MapMode.READ_ONLY, lent.getOffset(), lent.getLength(),
-                        mapping);
-                MemorySegment target = sink.open(lent.getLength());
-                if (target != null) {
-                    MemorySegment.copy(source, 0, target, 0, lent.getLength());
+            MemorySegment target;
+            if (lent.getMemoryRegion()) {
+                Region region = region(Path.of(lent.getFile()));
+                try {
+                    MemorySegment source = region.mapped.asSlice(lent.getOffset(), lent.getLength());
+                    target = sink.open(lent.getLength());
+                    if (target != null) {
+                        MemorySegment.copy(source, 0, target, 0, lent.getLength());
+                    }
+                } finally {
+                    region.release();
+                }
+            } else {
+                // A spill or fallback file: mapped for this copy only.
+                try (Arena mapping = Arena.ofConfined();
+                     FileChannel file = FileChannel.open(Path.of(lent.getFile()), StandardOpenOption.READ)) {
+                    MemorySegment source = file.map(FileChannel.MapMode.READ_ONLY, lent.getOffset(),
+                            lent.getLength(), mapping);
+                    target = sink.open(lent.getLength());
+                    if (target != null) {
+                        MemorySegment.copy(source, 0, target, 0, lent.getLength());
+                    }
                 }
             }
             return lent.getLength();
