@@ -212,10 +212,10 @@ public interface Cluster extends AutoCloseable {
         }
 
         /**
-         * Runs the nodes as {@code n} separate processes on this machine, started by
-         * {@link #start()} with this JVM's class path and flags and stopped by
-         * {@link Cluster#close()}; {@link #nodes}, {@link #cpusPerNode} and the store settings
-         * apply to each. 0 (the default) runs them in this JVM.
+         * Runs {@code n} nodes as separate processes on this machine (instead of
+         * {@link #nodes} in this JVM), started by {@link #start()} with this JVM's class path
+         * and flags and stopped by {@link Cluster#close()}; {@link #cpusPerNode} and the store
+         * settings apply to each. 0 (the default) runs the nodes in this JVM.
          */
         public Builder processes(int n) {
             this.processes = n;

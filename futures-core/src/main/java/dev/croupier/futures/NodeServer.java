@@ -48,11 +48,12 @@ public final class NodeServer implements AutoCloseable {
 
     /**
      * {@code --port P [--bind ADDR] [--store-memory SIZE] [--spill-dir DIR] [--memory-dir DIR]
-     * [--cpus N] [--token-file F]}: serves until SIGTERM or SIGINT, after printing
-     * {@link #READY} and the address.
+     * [--cpus N] [--token-file F] [--parent PID]}: serves until SIGTERM or SIGINT (or until
+     * process {@code PID} ends), after printing {@link #READY} and the address.
      */
     public static void main(String[] args) throws InterruptedException {
         Builder b = builder();
+        long parent = -1;
         try {
             for (int i = 0; i < args.length; i++) {
                 String flag = args[i];
@@ -68,8 +69,9 @@ public final class NodeServer implements AutoCloseable {
                     case "--memory-dir" -> b.memoryDirectory(Path.of(value));
                     case "--cpus" -> b.cpus(Integer.parseInt(value));
                     case "--token-file" -> b.tokenFile(Path.of(value));
+                    case "--parent" -> parent = Long.parseLong(value);
                     default -> throw new CroupierException(ErrorCode.BAD_INPUT, "node: unknown flag " + flag
-                            + "; flags: --port --bind --store-memory --spill-dir --memory-dir --cpus --token-file");
+                            + "; flags: --port --bind --store-memory --spill-dir --memory-dir --cpus --token-file --parent");
                 }
             }
         } catch (NumberFormatException e) {
@@ -88,6 +90,11 @@ public final class NodeServer implements AutoCloseable {
             return;
         }
         Runtime.getRuntime().addShutdownHook(new Thread(node::close, "croupier-node-shutdown"));
+        if (parent >= 0) {
+            // A node started by a driver ends with it, even when the driver is killed with SIGKILL.
+            ProcessHandle.of(parent).ifPresentOrElse(
+                    p -> p.onExit().thenRun(() -> System.exit(0)), () -> System.exit(0));
+        }
         System.out.println(READY + node.address());
         System.out.flush();
         node.awaitTermination();

@@ -195,6 +195,26 @@ class ProcessClusterTest {
     }
 
     @Test
+    void nodeProcessesEndWithADriverKilledWithSigkill() throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        cmd.addAll(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments());
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), KilledDriverMain.class.getName()));
+        Process driver = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        try {
+            String line = new BufferedReader(new InputStreamReader(driver.getInputStream(), StandardCharsets.UTF_8))
+                    .readLine();
+            assertEquals("running", line);
+            List<ProcessHandle> nodes = driver.toHandle().children().toList();
+            assertEquals(1, nodes.size(), "the driver started one node process");
+            driver.destroyForcibly();
+            nodes.getFirst().onExit().get(60, TimeUnit.SECONDS);
+            assertTrue(!nodes.getFirst().isAlive());
+        } finally {
+            driver.destroyForcibly();
+        }
+    }
+
+    @Test
     void anUnreachableNodeIsNamed() throws IOException {
         int port;
         try (ServerSocket s = new ServerSocket(0)) {

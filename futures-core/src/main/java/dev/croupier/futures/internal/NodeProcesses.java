@@ -20,7 +20,9 @@ import java.util.concurrent.TimeUnit;
  * Node processes a driver starts on this machine ({@code Cluster.builder().processes(n)},
  * {@code --processes N}): each is this JVM's {@code java} with the same class path and JVM
  * flags, running {@code NodeServer} on a free loopback port. A node is ready when it prints its
- * address; its error output goes to a log file named in any failure. Thread-safe.
+ * address; its error output goes to a log file named in any failure. Each node watches this
+ * process ({@code --parent}) and stops when it ends, so a driver killed with SIGKILL leaves no
+ * node running. Thread-safe.
  */
 final class NodeProcesses implements AutoCloseable {
 
@@ -59,7 +61,8 @@ final class NodeProcesses implements AutoCloseable {
         command.add(System.getProperty("java.class.path"));
         command.add("dev.croupier.futures.NodeServer");
         command.addAll(List.of("--port", "0", "--cpus", Integer.toString(cpus),
-                "--store-memory", Long.toString(storeBytes)));
+                "--store-memory", Long.toString(storeBytes),
+                "--parent", Long.toString(ProcessHandle.current().pid())));
         if (spillDirectory != null) {
             command.addAll(List.of("--spill-dir", spillDirectory.toString()));
         }
@@ -137,7 +140,10 @@ final class NodeProcesses implements AutoCloseable {
         }
     }
 
-    /** Stops every node: SIGTERM, then SIGKILL for any still running after 10 s. */
+    /**
+     * Stops every node: SIGTERM, then SIGKILL for any still running after 10 s; then deletes
+     * the nodes' logs, which only a failure to start names.
+     */
     @Override
     public void close() {
         for (Process p : byId.values()) {
@@ -154,5 +160,10 @@ final class NodeProcesses implements AutoCloseable {
             }
         }
         byId.clear();
+        try (var files = Files.walk(logs)) {
+            files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException | java.io.UncheckedIOException ignored) {
+            // a log that cannot be deleted is left in the temporary folder
+        }
     }
 }
