@@ -396,52 +396,50 @@ public final class NodeService implements AutoCloseable {
         }
     }
 
+    /** Pins an object of the node's store; null if the node does not hold it. */
+    @FunctionalInterface
+    private interface StoreOpen<T> {
+        T open() throws InterruptedException;
+    }
+
     private final class Data extends DataGrpc.DataImplBase {
+
+        /** Opens an object for a call; null (the call ended with the matching status) if it cannot. */
+        private <T> T open(StreamObserver<?> out, ObjectId id, StoreOpen<T> open) {
+            try {
+                T opened = open.open();
+                if (opened == null) {
+                    out.onError(Status.NOT_FOUND.withDescription("node " + address + " holds no object " + id
+                            + " in its store").asRuntimeException());
+                }
+                return opened;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                out.onError(Status.CANCELLED.asRuntimeException());
+            } catch (IllegalStateException | StoreClosedException stopping) {
+                out.onError(Status.UNAVAILABLE.withDescription("node " + address + " is stopping").asRuntimeException());
+            } catch (RuntimeException unusable) {
+                out.onError(Status.FAILED_PRECONDITION.withDescription(unusable.getMessage()).asRuntimeException());
+            }
+            return null;
+        }
 
         @Override
         public void pull(PullRequest request, StreamObserver<Chunk> plainOut) {
             ServerCallStreamObserver<Chunk> out = (ServerCallStreamObserver<Chunk>) plainOut;
             ObjectId id = WireCodec.id(request.getId());
-            NodeStore.Reading reading;
-            try {
-                reading = runtime.store().open(id);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                out.onError(Status.CANCELLED.asRuntimeException());
-                return;
-            } catch (IllegalStateException | StoreClosedException stopping) {
-                out.onError(Status.UNAVAILABLE.withDescription("node " + address + " is stopping").asRuntimeException());
-                return;
+            NodeStore.Reading reading = open(out, id, () -> runtime.store().open(id));
+            if (reading != null) {
+                new FrameSender(out, reading, id).start();
             }
-            if (reading == null) {
-                out.onError(Status.NOT_FOUND.withDescription("node " + address + " holds no object " + id)
-                        .asRuntimeException());
-                return;
-            }
-            new FrameSender(out, reading, id).start();
         }
 
         @Override
         public void lend(PullRequest request, StreamObserver<Lent> plainOut) {
             ServerCallStreamObserver<Lent> out = (ServerCallStreamObserver<Lent>) plainOut;
             ObjectId id = WireCodec.id(request.getId());
-            NodeStore.Lending lending;
-            try {
-                lending = runtime.store().lend(id);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                out.onError(Status.CANCELLED.asRuntimeException());
-                return;
-            } catch (IllegalStateException | StoreClosedException stopping) {
-                out.onError(Status.UNAVAILABLE.withDescription("node " + address + " is stopping").asRuntimeException());
-                return;
-            } catch (RuntimeException notInAFile) {
-                out.onError(Status.FAILED_PRECONDITION.withDescription(notInAFile.getMessage()).asRuntimeException());
-                return;
-            }
+            NodeStore.Lending lending = open(out, id, () -> runtime.store().lend(id));
             if (lending == null) {
-                out.onError(Status.NOT_FOUND.withDescription("node " + address + " holds no object " + id
-                        + " in its store").asRuntimeException());
                 return;
             }
             // Pinned until the caller ends the call (its deadline bounds a caller that never does).
