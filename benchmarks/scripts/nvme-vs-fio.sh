@@ -53,7 +53,7 @@ JAVAC="${JAVA_HOME:+$JAVA_HOME/bin/}javac"
 # mid-edit cannot break the run. JVM flags come from the file the build generates.
 (cd "$ROOT" && mvn -B -o -q -pl nvme-io install -DskipTests >&2)
 FLAGS_FILE="$ROOT/examples/target/classes/croupier-jvm.flags"
-# examples/target is shared with other engineers' builds: build it only under its lock.
+# examples/target may be shared with other builds on the machine: build it only under its lock.
 [ -f "$FLAGS_FILE" ] || (cd "$ROOT" && flock /tmp/croupier-examples-build.lock \
   mvn -B -o -q -pl examples package -DskipTests >&2)
 read -r -a JVM_FLAGS < "$FLAGS_FILE"

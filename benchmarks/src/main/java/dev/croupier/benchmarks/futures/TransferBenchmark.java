@@ -42,8 +42,10 @@ public final class TransferBenchmark {
                 int count = (int) Math.max(4, (long) (gib * (1L << 30)) / bytes);
                 pullRate(c, bytes, Math.min(count, 8)); // warm-up
                 double pulled = pullRate(c, bytes, count);
-                System.out.printf("%4d MiB objects: stream %.0f MB/s, memory copy %.0f MB/s%n",
-                        bytes >> 20, pulled / 1e6, copyRate(bytes) / 1e6);
+                System.out.printf("%4d MiB objects: pulls %.0f MB/s (same-host path %s), memory copy %.0f MB/s%n",
+                        bytes >> 20, pulled / 1e6,
+                        "false".equals(System.getProperty("croupier.pull.sameHost")) ? "off" : "on",
+                        copyRate(bytes) / 1e6);
             }
         }
     }
