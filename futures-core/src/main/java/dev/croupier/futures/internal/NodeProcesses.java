@@ -50,13 +50,32 @@ final class NodeProcesses implements AutoCloseable {
 
     /** Launches node {@code id} and returns its address once it serves. */
     String start(int id) {
+        return awaitReady(id, launch(id));
+    }
+
+    /** Launches nodes 0 to {@code n - 1} at once, then returns their addresses once each serves. */
+    List<String> startAll(int n) {
+        List<Process> launched = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            launched.add(launch(i));
+        }
+        List<String> addresses = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            addresses.add(awaitReady(i, launched.get(i)));
+        }
+        return addresses;
+    }
+
+    private Process launch(int id) {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        for (String flag : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+        List<String> flags = ManagementFactory.getRuntimeMXBean().getInputArguments();
+        for (String flag : flags) {
             if (!flag.startsWith("-agentlib:jdwp") && !flag.startsWith("-Xrunjdwp")) {
                 command.add(flag);
             }
         }
+        command.addAll(classDataSharing(id, flags));
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
         command.add("dev.croupier.futures.NodeServer");
@@ -70,26 +89,40 @@ final class NodeProcesses implements AutoCloseable {
             command.addAll(List.of("--memory-dir", memoryDirectory.toString()));
         }
         Path log = logs.resolve("node-" + id + ".log");
-        Process p;
         try {
-            p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+            Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()))
+                    .start();
+            byId.put(id, p);
+            return p;
         } catch (IOException e) {
             throw new CroupierException(ErrorCode.UNAVAILABLE, "cannot start node process " + id + ": " + e.getMessage(), e);
         }
-        byId.put(id, p);
-        String address = awaitReady(p, id, log);
-        // The node writes nothing more to its output; drain it anyway so it can never block.
-        Thread.ofPlatform().daemon().name("croupier-node-" + id + "-stdout").start(() -> {
-            try {
-                p.getInputStream().transferTo(java.io.OutputStream.nullOutputStream());
-            } catch (IOException ignored) {
-                // the node ended
-            }
-        });
-        return address;
     }
 
-    private static String awaitReady(Process p, int id, Path log) {
+    /**
+     * Flags that start a node from a class-data archive of its classes: a node is ready in
+     * about 300 ms instead of 500-600 on this project's machine. Node 0 writes the archive when
+     * it exits (the JDK's AutoCreateSharedArchive) and every node reads it if it is there; its
+     * name depends on the JDK, the class path and the flags, so a new build makes a new one.
+     * None if the driver's own flags already choose an archive.
+     */
+    private static List<String> classDataSharing(int id, List<String> flags) {
+        for (String flag : flags) {
+            if (flag.contains("SharedArchiveFile") || flag.startsWith("-Xshare")) {
+                return List.of();
+            }
+        }
+        String key = System.getProperty("java.home") + "\n" + System.getProperty("java.class.path") + "\n" + flags;
+        Path archive = Path.of(System.getProperty("java.io.tmpdir"),
+                "croupier-node-" + Integer.toUnsignedString(key.hashCode(), 36) + ".jsa");
+        if (id == 0) {
+            return List.of("-XX:+AutoCreateSharedArchive", "-XX:SharedArchiveFile=" + archive);
+        }
+        return Files.isRegularFile(archive) ? List.of("-XX:SharedArchiveFile=" + archive) : List.of();
+    }
+
+    private String awaitReady(int id, Process p) {
+        Path log = logs.resolve("node-" + id + ".log");
         String[] address = new String[1];
         Thread reader = Thread.ofPlatform().daemon().start(() -> {
             try {
@@ -115,6 +148,14 @@ final class NodeProcesses implements AutoCloseable {
             throw new CroupierException(ErrorCode.UNAVAILABLE, "node process " + id + " did not become ready within "
                     + START_SECONDS + " s" + (p.isAlive() ? "" : " (it exited)") + "; its log: " + log + tail(log));
         }
+        // The node writes nothing more to its output; drain it anyway so it can never block.
+        Thread.ofPlatform().daemon().name("croupier-node-" + id + "-stdout").start(() -> {
+            try {
+                p.getInputStream().transferTo(java.io.OutputStream.nullOutputStream());
+            } catch (IOException ignored) {
+                // the node ended
+            }
+        });
         return address[0];
     }
 

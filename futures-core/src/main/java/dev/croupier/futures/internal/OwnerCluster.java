@@ -100,11 +100,9 @@ public final class OwnerCluster implements Cluster, Backend.Events {
             if (config.processes() > 0) {
                 processes = new NodeProcesses(config.cpusPerNode(), config.objectStoreBytes(),
                         config.memoryDirectory(), config.spillDirectory());
-                List<String> started = new ArrayList<>();
+                List<String> started;
                 try {
-                    for (int i = 0; i < config.processes(); i++) {
-                        started.add(processes.start(i));
-                    }
+                    started = processes.startAll(config.processes());
                 } catch (RuntimeException e) {
                     processes.close();
                     throw e;
