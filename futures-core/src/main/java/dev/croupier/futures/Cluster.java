@@ -120,6 +120,8 @@ public interface Cluster extends AutoCloseable {
         public static final int DEFAULT_NODES = 4;
         /** Default object-store capacity of each node: 512 MiB. */
         public static final long DEFAULT_OBJECT_STORE_BYTES = 512L << 20;
+        /** Default time after which a silent node process is dead to the driver: 2 s. */
+        public static final Duration DEFAULT_HEARTBEAT_TIMEOUT = Duration.ofSeconds(2);
         /** Default bound under which a value lives in its node's heap instead of the object store: 64 KiB. */
         public static final int DEFAULT_SMALL_OBJECT_BYTES = 64 << 10;
 
@@ -134,6 +136,7 @@ public interface Cluster extends AutoCloseable {
         private boolean serializing = Boolean.getBoolean(SERIALIZING_PROPERTY);
         private final List<String> addresses = new ArrayList<>();
         private int processes;
+        private Duration heartbeatTimeout = DEFAULT_HEARTBEAT_TIMEOUT;
 
         private Builder() {}
 
@@ -234,6 +237,16 @@ public interface Cluster extends AutoCloseable {
             return this;
         }
 
+        /**
+         * How long a node process may stay silent before the driver counts it dead, retries its
+         * tasks elsewhere and rebuilds its objects when needed (default 2 s). Heartbeats go
+         * out four times per timeout. Ignored by the embedded cluster.
+         */
+        public Builder heartbeatTimeout(Duration timeout) {
+            this.heartbeatTimeout = Objects.requireNonNull(timeout, "heartbeatTimeout");
+            return this;
+        }
+
         /** Checks every setting and starts (or connects to) the nodes. */
         public Cluster start() {
             return OwnerCluster.start(conclude());
@@ -275,6 +288,9 @@ public interface Cluster extends AutoCloseable {
                 throw new CroupierException(ErrorCode.BAD_INPUT,
                         "Cluster.Builder: processes(" + processes + ") and connect(...) exclude each other");
             }
+            check(heartbeatTimeout.compareTo(Duration.ofMillis(200)) >= 0
+                    && heartbeatTimeout.compareTo(Duration.ofMinutes(10)) <= 0,
+                    "heartbeatTimeout", heartbeatTimeout, "200 ms..10 min");
             int perMachine = processes > 0 ? processes : nodes;
             int cpus = cpusPerNode == 0
                     ? Math.max(1, Runtime.getRuntime().availableProcessors() / perMachine)
@@ -286,7 +302,7 @@ public interface Cluster extends AutoCloseable {
             return new ClusterConfig(nodes, cpus, objectStoreBytes, smallObjectBytes,
                     memoryDirectory, spillDirectory, List.copyOf(serializableAllowList),
                     java.util.Collections.unmodifiableMap(new LinkedHashMap<>(codecs)), serializing,
-                    resolvedAddresses(), processes);
+                    resolvedAddresses(), processes, heartbeatTimeout);
         }
 
         private static void check(boolean ok, String knob, Object value, String range) {

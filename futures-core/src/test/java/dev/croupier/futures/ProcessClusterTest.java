@@ -195,6 +195,30 @@ class ProcessClusterTest {
     }
 
     @Test
+    void aStoppedNodeMissesItsHeartbeatsAndItsWorkIsDoneElsewhere() throws Exception {
+        try (Cluster c = processes(2).heartbeatTimeout(java.time.Duration.ofMillis(500)).start()) {
+            long pid = c.task(() -> ProcessHandle.current().pid()).onNode(1, Affinity.HARD).remote().get();
+            RandomDagProperties.Dag dag = RandomDagProperties.Dag.random(120, 21);
+            long[][] expected = dag.evaluate();
+            List<List<ObjectRef<Object>>> refs = new ArrayList<>();
+            for (int i = 0; i < dag.tasks.size(); i++) {
+                refs.add(RandomDagProperties.submit(c, dag, refs, i));
+                if (i == 60) {
+                    // SIGSTOP: the connection stays open, the node says nothing more
+                    assertEquals(0, new ProcessBuilder("bash", "-c", "kill -STOP " + pid).start().waitFor());
+                }
+            }
+            for (int i = 0; i < dag.tasks.size(); i++) {
+                for (int j = 0; j < expected[i].length; j++) {
+                    assertEquals(expected[i][j], RandomDagProperties.valueOf(refs.get(i).get(j).get()), "task " + i);
+                }
+            }
+            assertEquals(List.of(0), c.aliveNodes(), "the silent node is dead to the driver");
+            ProcessHandle.of(pid).ifPresent(h -> h.onExit().join()); // the driver killed its silent node
+        }
+    }
+
+    @Test
     void nodeProcessesEndWithADriverKilledWithSigkill() throws Exception {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
         cmd.addAll(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments());

@@ -14,6 +14,7 @@ import java.util.Map;
  * @param serializing whether the embedded backend encodes every message as the wire does
  * @param addresses node processes to connect to ({@code host:port}); empty for an embedded cluster
  * @param processes node processes to start on this machine; 0 for none
+ * @param heartbeatTimeout a node process not heard from for this long is dead to the driver
  */
 public record ClusterConfig(
         int nodes,
@@ -26,4 +27,5 @@ public record ClusterConfig(
         Map<Class<?>, Codec<?>> codecs,
         boolean serializing,
         List<String> addresses,
-        int processes) {}
+        int processes,
+        java.time.Duration heartbeatTimeout) {}

@@ -92,7 +92,10 @@ final class NodeProcesses implements AutoCloseable {
         try {
             Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()))
                     .start();
-            byId.put(id, p);
+            Process previous = byId.put(id, p);
+            if (previous != null) {
+                previous.destroyForcibly(); // an earlier incarnation that went silent
+            }
             return p;
         } catch (IOException e) {
             throw new CroupierException(ErrorCode.UNAVAILABLE, "cannot start node process " + id + ": " + e.getMessage(), e);

@@ -3,6 +3,7 @@ package dev.croupier.futures.internal;
 import dev.croupier.futures.ObjectRef;
 import dev.croupier.objectstore.ObjectId;
 import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
@@ -52,7 +53,14 @@ final class OwnedRef<T> implements ObjectRef<T> {
     @SuppressWarnings("unchecked")
     public T get(Duration timeout) {
         checkNotReleased();
-        return (T) cluster.getValue(entry, timeout, release);
+        try {
+            return (T) cluster.getValue(entry, timeout, release);
+        } finally {
+            // Without this the handle may become unreachable while get waits (the JIT sees no
+            // later use of it), its Cleaner drop the last claim, and the value be freed before
+            // it is made: the get then waits forever. c.task(...).remote().get() is that case.
+            Reference.reachabilityFence(this);
+        }
     }
 
     private void checkNotReleased() {

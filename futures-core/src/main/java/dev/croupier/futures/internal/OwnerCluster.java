@@ -110,7 +110,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
                 addresses = started;
             }
             backend = new ProcessBackend(addresses, codecs, codecFrame, config.serializableAllowList(), tag,
-                    config.smallObjectBytes(), processes);
+                    config.smallObjectBytes(), config.heartbeatTimeout(), processes);
         } else {
             backend = new EmbeddedBackend(config, codecs, tag);
         }

@@ -70,13 +70,20 @@ final class ProcessBackend implements Backend {
     private final CopyOnWriteArrayList<String> byId = new CopyOnWriteArrayList<>();
     private volatile Events events;
     private volatile long storeBytes;
+    private final long heartbeatTimeoutNanos;
+    /** Sends heartbeats and declares silent nodes dead, four times per timeout. */
+    private final java.util.concurrent.ScheduledExecutorService heartbeats =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+                    r -> Thread.ofPlatform().daemon().name("croupier-driver-heartbeats").unstarted(r));
 
     /**
      * @param inlineBelow outputs smaller than this come back with their outcome and stay here
+     * @param heartbeatTimeout a node not heard from for this long is dead to this driver
      * @param processes the node processes this driver started, or null if it only connects
      */
     ProcessBackend(List<String> addresses, ValueCodecs codecs, byte[] codecFrame, List<String> allowList,
-                   long session, int inlineBelow, NodeProcesses processes) {
+                   long session, int inlineBelow, java.time.Duration heartbeatTimeout, NodeProcesses processes) {
+        this.heartbeatTimeoutNanos = heartbeatTimeout.toNanos();
         this.codecFrame = codecFrame;
         this.inlineBelow = inlineBelow;
         this.addresses = List.copyOf(addresses);
@@ -89,6 +96,8 @@ final class ProcessBackend implements Backend {
     @Override
     public List<NodeLink> start(Events events) {
         this.events = events;
+        long period = Math.max(TimeUnit.MILLISECONDS.toNanos(50), heartbeatTimeoutNanos / 4);
+        heartbeats.scheduleWithFixedDelay(this::beat, period, period, TimeUnit.NANOSECONDS);
         List<NodeLink> links = new ArrayList<>();
         try {
             for (int i = 0; i < addresses.size(); i++) {
@@ -104,6 +113,23 @@ final class ProcessBackend implements Backend {
     @Override
     public boolean encodes() {
         return true;
+    }
+
+    /**
+     * Declares dead every node not heard from within the timeout (a crashed host, a cut link or
+     * a stopped process keeps a TCP connection open without a word), and asks the others for a
+     * word.
+     */
+    private void beat() {
+        long now = System.nanoTime();
+        DriverMessage beat = DriverMessage.newBuilder().setSession(session).setHeartbeat(true).build();
+        for (Outbox o : outboxes.values()) {
+            if (now - o.lastHeard > heartbeatTimeoutNanos) {
+                o.silent();
+            } else {
+                o.send(beat);
+            }
+        }
     }
 
     private NodeLink connect(int id, String address) {
@@ -163,6 +189,8 @@ final class ProcessBackend implements Backend {
         private FreeBatch.Builder free = FreeBatch.newBuilder();
         private boolean sending;
         private boolean closed;
+        /** When the node last said anything (an outcome or a heartbeat). */
+        volatile long lastHeard = System.nanoTime();
 
         Outbox(NodeLink link) {
             this.link = link;
@@ -258,6 +286,7 @@ final class ProcessBackend implements Backend {
 
         @Override
         public void onNext(NodeMessage m) {
+            lastHeard = System.nanoTime();
             if (m.hasOutcomes()) {
                 for (Outcome o : m.getOutcomes().getOutcomesList()) {
                     events.outcome(link, WireCodec.fromWire(o, codecs));
@@ -275,6 +304,7 @@ final class ProcessBackend implements Backend {
             ended();
         }
 
+        /** The stream ended or failed: the node is dead to this driver. */
         private void ended() {
             synchronized (this) {
                 if (closed) {
@@ -283,7 +313,23 @@ final class ProcessBackend implements Backend {
                 closed = true;
             }
             outboxes.remove(link, this);
+            if (processes != null) {
+                processes.kill(link.id); // a node of ours that is silent or cut off is of no more use
+            }
             events.nodeDied(link);
+        }
+
+        /** Missed its heartbeats: dead to this driver; whatever it sends later is ignored. */
+        void silent() {
+            ended();
+            try {
+                synchronized (stream) {
+                    stream.onError(io.grpc.Status.UNAVAILABLE.withDescription(link + " missed its heartbeats")
+                            .asRuntimeException());
+                }
+            } catch (RuntimeException alreadyGone) {
+                // nothing to end
+            }
         }
 
         void close() {
@@ -430,6 +476,7 @@ final class ProcessBackend implements Backend {
 
     @Override
     public void close() {
+        heartbeats.shutdownNow();
         for (Outbox o : outboxes.values()) {
             o.close();
         }
