@@ -32,7 +32,8 @@ final class NodeCommand implements CroupierCli.Command {
               --cpus N              CPU slots: tasks run at once (default: the machine's processors)
               --classpath CP        jars and folders (':'-separated) of the drivers' task classes; bin/croupier
                                     puts them on the node's class path
-              --token-file F        a file holding the token drivers will have to present (not yet enforced)""";
+              --token-file F        a file holding the token every call must carry (default: CROUPIER_TOKEN;
+                                    a node with no token binds only loopback)""";
 
     private static final Set<String> VALUED = Set.of("port", "bind", "store-memory", "spill-dir", "memory-dir", "cpus",
             "classpath", "token-file");

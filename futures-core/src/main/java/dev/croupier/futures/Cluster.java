@@ -137,6 +137,7 @@ public interface Cluster extends AutoCloseable {
         private final List<String> addresses = new ArrayList<>();
         private int processes;
         private Duration heartbeatTimeout = DEFAULT_HEARTBEAT_TIMEOUT;
+        private Path tokenFile;
 
         private Builder() {}
 
@@ -247,6 +248,16 @@ public interface Cluster extends AutoCloseable {
             return this;
         }
 
+        /**
+         * A file holding the token every call to node processes carries (default: the
+         * environment variable {@code CROUPIER_TOKEN}); nodes this cluster starts are given the
+         * same. Ignored by the embedded cluster.
+         */
+        public Builder tokenFile(Path file) {
+            this.tokenFile = Objects.requireNonNull(file, "tokenFile");
+            return this;
+        }
+
         /** Checks every setting and starts (or connects to) the nodes. */
         public Cluster start() {
             return OwnerCluster.start(conclude());
@@ -302,7 +313,7 @@ public interface Cluster extends AutoCloseable {
             return new ClusterConfig(nodes, cpus, objectStoreBytes, smallObjectBytes,
                     memoryDirectory, spillDirectory, List.copyOf(serializableAllowList),
                     java.util.Collections.unmodifiableMap(new LinkedHashMap<>(codecs)), serializing,
-                    resolvedAddresses(), processes, heartbeatTimeout);
+                    resolvedAddresses(), processes, heartbeatTimeout, tokenFile);
         }
 
         private static void check(boolean ok, String knob, Object value, String range) {

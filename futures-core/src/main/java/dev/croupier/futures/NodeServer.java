@@ -131,7 +131,10 @@ public final class NodeServer implements AutoCloseable {
 
         private Builder() {}
 
-        /** Address to bind (default 127.0.0.1: only this machine can connect). */
+        /**
+         * Address to bind (default 127.0.0.1: only this machine can connect). Any other address
+         * needs a token ({@link #tokenFile}).
+         */
         public Builder bind(String address) {
             this.bind = Objects.requireNonNull(address, "bind");
             return this;
@@ -173,7 +176,11 @@ public final class NodeServer implements AutoCloseable {
             return this;
         }
 
-        /** A file holding the token every call must carry; taken now, enforced by a later release. */
+        /**
+         * A file holding the token every call to this node must carry (default: the
+         * environment variable {@code CROUPIER_TOKEN}; with neither, calls need none, and the
+         * node may only bind a loopback address).
+         */
         public Builder tokenFile(Path file) {
             this.tokenFile = Objects.requireNonNull(file, "tokenFile");
             return this;
@@ -188,7 +195,7 @@ public final class NodeServer implements AutoCloseable {
                     "0..16 MiB");
             try {
                 return new NodeServer(new NodeService(bind, port, cpus, objectStoreBytes, smallObjectBytes,
-                        memoryDirectory, spillDirectory));
+                        memoryDirectory, spillDirectory, tokenFile));
             } catch (IOException | UncheckedIOException e) {
                 throw new CroupierException(ErrorCode.UNAVAILABLE, "node: cannot serve on " + bind + ":" + port
                         + ": " + e.getMessage(), e);

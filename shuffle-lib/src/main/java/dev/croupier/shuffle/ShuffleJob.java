@@ -12,8 +12,10 @@ import java.util.Objects;
 /**
  * A shuffle: M inputs are mapped into R partitions each, blocks travel to reducers by a
  * {@link Strategy}, and R reducers make the outputs. Built with {@link #builder()}, run with
- * {@link #run(Cluster)} on any cluster. The higher-level jobs (sort, random shuffle,
- * repartition, group-by) in {@link ShuffleJobs} are shuffles with particular functions.
+ * {@link #run(Cluster)} on any cluster. The higher-level jobs
+ * ({@link dev.croupier.shuffle.records.SortJob}, {@link dev.croupier.shuffle.records.RandomShuffleJob},
+ * {@link dev.croupier.shuffle.records.RepartitionJob}, {@link dev.croupier.shuffle.kv.GroupByJob})
+ * are shuffles with particular functions.
  *
  * <p>Immutable; {@code run} may be called more than once (each run is independent).
  */

@@ -15,6 +15,7 @@ import java.util.Map;
  * @param addresses node processes to connect to ({@code host:port}); empty for an embedded cluster
  * @param processes node processes to start on this machine; 0 for none
  * @param heartbeatTimeout a node process not heard from for this long is dead to the driver
+ * @param tokenFile the token's file for node processes; null for {@code CROUPIER_TOKEN} or none
  */
 public record ClusterConfig(
         int nodes,
@@ -28,4 +29,5 @@ public record ClusterConfig(
         boolean serializing,
         List<String> addresses,
         int processes,
-        java.time.Duration heartbeatTimeout) {}
+        java.time.Duration heartbeatTimeout,
+        Path tokenFile) {}

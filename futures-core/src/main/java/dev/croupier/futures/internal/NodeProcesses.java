@@ -33,10 +33,12 @@ final class NodeProcesses implements AutoCloseable {
     private final long storeBytes;
     private final Path memoryDirectory;
     private final Path spillDirectory;
+    private final Path tokenFile;
     private final Path logs;
     private final Map<Integer, Process> byId = new ConcurrentHashMap<>();
 
-    NodeProcesses(int cpus, long storeBytes, Path memoryDirectory, Path spillDirectory) {
+    NodeProcesses(int cpus, long storeBytes, Path memoryDirectory, Path spillDirectory, Path tokenFile) {
+        this.tokenFile = tokenFile;
         this.cpus = cpus;
         this.storeBytes = storeBytes;
         this.memoryDirectory = memoryDirectory;
@@ -87,6 +89,9 @@ final class NodeProcesses implements AutoCloseable {
         }
         if (memoryDirectory != null) {
             command.addAll(List.of("--memory-dir", memoryDirectory.toString()));
+        }
+        if (tokenFile != null) {
+            command.addAll(List.of("--token-file", tokenFile.toString())); // else CROUPIER_TOKEN is inherited
         }
         Path log = logs.resolve("node-" + id + ".log");
         try {

@@ -97,7 +97,12 @@ public final class NodeService implements AutoCloseable {
      * @param port 0 for any free port
      */
     public NodeService(String bind, int port, int cpus, long storeBytes, int smallObjectBytes, Path memoryDirectory,
-                       Path spillDirectory) throws IOException {
+                       Path spillDirectory, Path tokenFile) throws IOException {
+        CallToken token = CallToken.of(tokenFile);
+        if (token == null && !java.net.InetAddress.getByName(bind).isLoopbackAddress()) {
+            throw new CroupierException(ErrorCode.BAD_INPUT, "node: binding " + bind + ", which other hosts can"
+                    + " reach, needs a token: give --token-file FILE or set " + CallToken.ENVIRONMENT);
+        }
         this.smallObjectBytes = smallObjectBytes;
         this.storeBytes = storeBytes;
         Path base = spillDirectory != null ? spillDirectory : Path.of(System.getProperty("java.io.tmpdir"));
@@ -111,14 +116,16 @@ public final class NodeService implements AutoCloseable {
             store.memoryDirectory(memoryDirectory);
         }
         this.runtime = new NodeRuntime(0, cpus, new NodeStore(store.build(), smallObjectBytes));
-        this.peers = new PeerChannels();
-        this.server = NettyServerBuilder.forAddress(new InetSocketAddress(bind, port))
+        this.peers = new PeerChannels(token);
+        NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(bind, port))
                 .maxInboundMessageSize(MAX_INBOUND_BYTES)
                 .flowControlWindow(FLOW_CONTROL_WINDOW)
                 .addService(new Control())
-                .addService(new Data())
-                .build()
-                .start();
+                .addService(new Data());
+        if (token != null) {
+            builder.intercept(token.server(this::address));
+        }
+        this.server = builder.build().start();
         this.address = bind + ":" + server.getPort();
     }
 
@@ -599,7 +606,8 @@ public final class NodeService implements AutoCloseable {
 
     /**
      * Asks the node at {@code hostPort} for its {@code Stats} over a channel of its own, closed
-     * before returning; {@link dev.croupier.futures.NodeStatus#query} documents it.
+     * before returning, with the token of {@code CROUPIER_TOKEN} if set;
+     * {@link dev.croupier.futures.NodeStatus#query} documents it.
      */
     public static dev.croupier.futures.NodeStatus status(String hostPort) {
         int colon = hostPort.lastIndexOf(':');
@@ -614,20 +622,14 @@ public final class NodeService implements AutoCloseable {
         if (port < 1 || port > 65535) {
             throw new CroupierException(ErrorCode.BAD_INPUT, "NodeStatus.query: '" + hostPort + "' is not HOST:PORT");
         }
-        io.grpc.ManagedChannel channel = io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder
-                .forAddress(hostPort.substring(0, colon), port)
-                .usePlaintext()
-                .build();
-        try {
-            StatsReply r = ControlGrpc.newBlockingStub(channel)
+        try (PeerChannels channels = new PeerChannels(CallToken.of(null))) {
+            StatsReply r = ControlGrpc.newBlockingStub(channels.channel(hostPort))
                     .withDeadlineAfter(STATUS_DEADLINE_MILLIS, TimeUnit.MILLISECONDS)
                     .stats(StatsRequest.getDefaultInstance());
             return new dev.croupier.futures.NodeStatus(hostPort, r.getStoreUsed(), r.getStoreCapacity(),
                     r.getBytesSpilled(), r.getTasksRunning(), r.getTasksQueued(), r.getSessionsCount());
         } catch (StatusRuntimeException e) {
             throw unreachable(hostPort, e);
-        } finally {
-            channel.shutdownNow();
         }
     }
 }

@@ -99,7 +99,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
             List<String> addresses = config.addresses();
             if (config.processes() > 0) {
                 processes = new NodeProcesses(config.cpusPerNode(), config.objectStoreBytes(),
-                        config.memoryDirectory(), config.spillDirectory());
+                        config.memoryDirectory(), config.spillDirectory(), config.tokenFile());
                 List<String> started;
                 try {
                     started = processes.startAll(config.processes());
@@ -110,7 +110,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
                 addresses = started;
             }
             backend = new ProcessBackend(addresses, codecs, codecFrame, config.serializableAllowList(), tag,
-                    config.smallObjectBytes(), config.heartbeatTimeout(), processes);
+                    config.smallObjectBytes(), config.heartbeatTimeout(), CallToken.of(config.tokenFile()), processes);
         } else {
             backend = new EmbeddedBackend(config, codecs, tag);
         }

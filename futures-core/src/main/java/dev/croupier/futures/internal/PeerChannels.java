@@ -34,13 +34,23 @@ final class PeerChannels implements AutoCloseable {
     private static final long BASE_DEADLINE_MILLIS = 30_000;
 
     private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
+    /** Carried by every call; null where the nodes take calls without one. */
+    private final CallToken token;
     private final SameHost sameHost = new SameHost();
+
+    PeerChannels(CallToken token) {
+        this.token = token;
+    }
 
     ManagedChannel channel(String address) {
         return channels.computeIfAbsent(address, a -> {
             int colon = a.lastIndexOf(':');
-            return NettyChannelBuilder.forAddress(a.substring(0, colon), Integer.parseInt(a.substring(colon + 1)))
-                    .usePlaintext()
+            NettyChannelBuilder b = NettyChannelBuilder.forAddress(a.substring(0, colon),
+                    Integer.parseInt(a.substring(colon + 1)));
+            if (token != null) {
+                b.intercept(token.client());
+            }
+            return b.usePlaintext()
                     .maxInboundMessageSize(NodeService.MAX_INBOUND_BYTES)
                     .flowControlWindow(NodeService.FLOW_CONTROL_WINDOW)
                     .build();

@@ -61,7 +61,7 @@ final class ProcessBackend implements Backend {
     private final long session;
     private final int inlineBelow;
     private final NodeProcesses processes;
-    private final PeerChannels channels = new PeerChannels();
+    private final PeerChannels channels;
     /** Sends every node's queued commands; one thread, so messages to a node keep their order. */
     private final java.util.concurrent.ExecutorService sender = java.util.concurrent.Executors.newSingleThreadExecutor(
             r -> Thread.ofPlatform().daemon().name("croupier-driver-sender").unstarted(r));
@@ -79,10 +79,13 @@ final class ProcessBackend implements Backend {
     /**
      * @param inlineBelow outputs smaller than this come back with their outcome and stay here
      * @param heartbeatTimeout a node not heard from for this long is dead to this driver
+     * @param token carried by every call, or null
      * @param processes the node processes this driver started, or null if it only connects
      */
     ProcessBackend(List<String> addresses, ValueCodecs codecs, byte[] codecFrame, List<String> allowList,
-                   long session, int inlineBelow, java.time.Duration heartbeatTimeout, NodeProcesses processes) {
+                   long session, int inlineBelow, java.time.Duration heartbeatTimeout, CallToken token,
+                   NodeProcesses processes) {
+        this.channels = new PeerChannels(token);
         this.heartbeatTimeoutNanos = heartbeatTimeout.toNanos();
         this.codecFrame = codecFrame;
         this.inlineBelow = inlineBelow;
@@ -149,7 +152,7 @@ final class ProcessBackend implements Backend {
                             .build());
         } catch (StatusRuntimeException e) {
             throw switch (e.getStatus().getCode()) {
-                case FAILED_PRECONDITION -> new CroupierException(ErrorCode.UNAVAILABLE,
+                case FAILED_PRECONDITION, UNAUTHENTICATED -> new CroupierException(ErrorCode.UNAVAILABLE,
                         "node " + address + " refused this driver: " + e.getStatus().getDescription(), e);
                 default -> NodeService.unreachable(address, e);
             };
