@@ -33,10 +33,13 @@ final class NodeCommand implements CroupierCli.Command {
               --classpath CP        jars and folders (':'-separated) of the drivers' task classes; bin/croupier
                                     puts them on the node's class path
               --token-file F        a file holding the token every call must carry (default: CROUPIER_TOKEN;
-                                    a node with no token binds only loopback)""";
+                                    a node with no token binds only loopback)
+              --tls-cert F --tls-key F   serve TLS with this certificate chain and PKCS#8 key (PEM)
+              --tls-ca F            the certificate authority trusted when pulling from TLS nodes
+                                    (default: CROUPIER_TLS_CA)""";
 
     private static final Set<String> VALUED = Set.of("port", "bind", "store-memory", "spill-dir", "memory-dir", "cpus",
-            "classpath", "token-file");
+            "classpath", "token-file", "tls-cert", "tls-key", "tls-ca");
 
     @Override
     public int run(String[] args) throws InterruptedException {
@@ -68,7 +71,7 @@ final class NodeCommand implements CroupierCli.Command {
         if (o.string("cpus", null) != null) {
             node.addAll(List.of("--cpus", Integer.toString(o.integer("cpus", 1, 1, 4096))));
         }
-        for (String passed : List.of("bind", "spill-dir", "memory-dir", "token-file")) {
+        for (String passed : List.of("bind", "spill-dir", "memory-dir", "token-file", "tls-cert", "tls-key", "tls-ca")) {
             if (o.string(passed, null) != null) {
                 node.addAll(List.of("--" + passed, o.string(passed, null)));
             }

@@ -138,6 +138,7 @@ public interface Cluster extends AutoCloseable {
         private int processes;
         private Duration heartbeatTimeout = DEFAULT_HEARTBEAT_TIMEOUT;
         private Path tokenFile;
+        private Path tlsAuthority;
 
         private Builder() {}
 
@@ -258,6 +259,17 @@ public interface Cluster extends AutoCloseable {
             return this;
         }
 
+        /**
+         * Speaks TLS to node processes, trusting the certificate authority in this PEM file
+         * (default: the file the environment variable {@code CROUPIER_TLS_CA} names; with
+         * neither, plaintext). For {@link #connect} only: nodes this driver starts serve plaintext
+         * on loopback.
+         */
+        public Builder tlsAuthority(Path caFile) {
+            this.tlsAuthority = Objects.requireNonNull(caFile, "tlsAuthority");
+            return this;
+        }
+
         /** Checks every setting and starts (or connects to) the nodes. */
         public Cluster start() {
             return OwnerCluster.start(conclude());
@@ -313,7 +325,7 @@ public interface Cluster extends AutoCloseable {
             return new ClusterConfig(nodes, cpus, objectStoreBytes, smallObjectBytes,
                     memoryDirectory, spillDirectory, List.copyOf(serializableAllowList),
                     java.util.Collections.unmodifiableMap(new LinkedHashMap<>(codecs)), serializing,
-                    resolvedAddresses(), processes, heartbeatTimeout, tokenFile);
+                    resolvedAddresses(), processes, heartbeatTimeout, tokenFile, tlsAuthority);
         }
 
         private static void check(boolean ok, String knob, Object value, String range) {

@@ -48,7 +48,8 @@ public final class NodeServer implements AutoCloseable {
 
     /**
      * {@code --port P [--bind ADDR] [--store-memory SIZE] [--spill-dir DIR] [--memory-dir DIR]
-     * [--cpus N] [--token-file F] [--parent PID]}: serves until SIGTERM or SIGINT (or until
+     * [--cpus N] [--token-file F] [--tls-cert F --tls-key F [--tls-ca F]] [--parent PID]}: serves
+     * until SIGTERM or SIGINT (or until
      * process {@code PID} ends), after printing {@link #READY} and the address.
      */
     public static void main(String[] args) throws InterruptedException {
@@ -69,9 +70,13 @@ public final class NodeServer implements AutoCloseable {
                     case "--memory-dir" -> b.memoryDirectory(Path.of(value));
                     case "--cpus" -> b.cpus(Integer.parseInt(value));
                     case "--token-file" -> b.tokenFile(Path.of(value));
+                    case "--tls-cert" -> b.tlsCertificate = Path.of(value);
+                    case "--tls-key" -> b.tlsKey = Path.of(value);
+                    case "--tls-ca" -> b.tlsAuthority = Path.of(value);
                     case "--parent" -> parent = Long.parseLong(value);
                     default -> throw new CroupierException(ErrorCode.BAD_INPUT, "node: unknown flag " + flag
-                            + "; flags: --port --bind --store-memory --spill-dir --memory-dir --cpus --token-file --parent");
+                            + "; flags: --port --bind --store-memory --spill-dir --memory-dir --cpus --token-file"
+                            + " --tls-cert --tls-key --tls-ca --parent");
                 }
             }
         } catch (NumberFormatException e) {
@@ -128,6 +133,9 @@ public final class NodeServer implements AutoCloseable {
         private Path memoryDirectory;
         private Path spillDirectory;
         private Path tokenFile;
+        private Path tlsCertificate;
+        private Path tlsKey;
+        private Path tlsAuthority;
 
         private Builder() {}
 
@@ -186,6 +194,18 @@ public final class NodeServer implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Serves over TLS with this certificate chain and private key (PEM, the key in PKCS#8),
+         * and trusts {@code authority} (PEM; null: {@code CROUPIER_TLS_CA}, or plaintext) when it
+         * pulls from other nodes.
+         */
+        public Builder tls(Path certificate, Path key, Path authority) {
+            this.tlsCertificate = Objects.requireNonNull(certificate, "certificate");
+            this.tlsKey = Objects.requireNonNull(key, "key");
+            this.tlsAuthority = authority;
+            return this;
+        }
+
         /** Checks every setting, opens the store and starts serving. */
         public NodeServer start() {
             check(port >= 0 && port <= 65535, "port", port, "0..65535");
@@ -195,7 +215,7 @@ public final class NodeServer implements AutoCloseable {
                     "0..16 MiB");
             try {
                 return new NodeServer(new NodeService(bind, port, cpus, objectStoreBytes, smallObjectBytes,
-                        memoryDirectory, spillDirectory, tokenFile));
+                        memoryDirectory, spillDirectory, tokenFile, tlsCertificate, tlsKey, tlsAuthority));
             } catch (IOException | UncheckedIOException e) {
                 throw new CroupierException(ErrorCode.UNAVAILABLE, "node: cannot serve on " + bind + ":" + port
                         + ": " + e.getMessage(), e);

@@ -16,6 +16,7 @@ import java.util.Map;
  * @param processes node processes to start on this machine; 0 for none
  * @param heartbeatTimeout a node process not heard from for this long is dead to the driver
  * @param tokenFile the token's file for node processes; null for {@code CROUPIER_TOKEN} or none
+ * @param tlsAuthority the CA the driver trusts for TLS; null for {@code CROUPIER_TLS_CA} or none
  */
 public record ClusterConfig(
         int nodes,
@@ -30,4 +31,5 @@ public record ClusterConfig(
         List<String> addresses,
         int processes,
         java.time.Duration heartbeatTimeout,
-        Path tokenFile) {}
+        Path tokenFile,
+        Path tlsAuthority) {}

@@ -97,8 +97,11 @@ public final class NodeService implements AutoCloseable {
      * @param port 0 for any free port
      */
     public NodeService(String bind, int port, int cpus, long storeBytes, int smallObjectBytes, Path memoryDirectory,
-                       Path spillDirectory, Path tokenFile) throws IOException {
+                       Path spillDirectory, Path tokenFile, Path tlsCertificate, Path tlsKey, Path tlsAuthority)
+            throws IOException {
         CallToken token = CallToken.of(tokenFile);
+        TlsFiles peersTrust = TlsFiles.client(tlsAuthority);
+        TlsFiles tls = new TlsFiles(tlsCertificate, tlsKey, peersTrust == null ? null : peersTrust.authority());
         if (token == null && !java.net.InetAddress.getByName(bind).isLoopbackAddress()) {
             throw new CroupierException(ErrorCode.BAD_INPUT, "node: binding " + bind + ", which other hosts can"
                     + " reach, needs a token: give --token-file FILE or set " + CallToken.ENVIRONMENT);
@@ -116,7 +119,7 @@ public final class NodeService implements AutoCloseable {
             store.memoryDirectory(memoryDirectory);
         }
         this.runtime = new NodeRuntime(0, cpus, new NodeStore(store.build(), smallObjectBytes));
-        this.peers = new PeerChannels(token);
+        this.peers = new PeerChannels(token, tls);
         NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(bind, port))
                 .maxInboundMessageSize(MAX_INBOUND_BYTES)
                 .flowControlWindow(FLOW_CONTROL_WINDOW)
@@ -124,6 +127,9 @@ public final class NodeService implements AutoCloseable {
                 .addService(new Data());
         if (token != null) {
             builder.intercept(token.server(this::address));
+        }
+        if (tls != null && tls.serves()) {
+            builder.sslContext(tls.server());
         }
         this.server = builder.build().start();
         this.address = bind + ":" + server.getPort();
@@ -622,7 +628,7 @@ public final class NodeService implements AutoCloseable {
         if (port < 1 || port > 65535) {
             throw new CroupierException(ErrorCode.BAD_INPUT, "NodeStatus.query: '" + hostPort + "' is not HOST:PORT");
         }
-        try (PeerChannels channels = new PeerChannels(CallToken.of(null))) {
+        try (PeerChannels channels = new PeerChannels(CallToken.of(null), TlsFiles.fromEnvironment())) {
             StatsReply r = ControlGrpc.newBlockingStub(channels.channel(hostPort))
                     .withDeadlineAfter(STATUS_DEADLINE_MILLIS, TimeUnit.MILLISECONDS)
                     .stats(StatsRequest.getDefaultInstance());

@@ -110,7 +110,8 @@ public final class OwnerCluster implements Cluster, Backend.Events {
                 addresses = started;
             }
             backend = new ProcessBackend(addresses, codecs, codecFrame, config.serializableAllowList(), tag,
-                    config.smallObjectBytes(), config.heartbeatTimeout(), CallToken.of(config.tokenFile()), processes);
+                    config.smallObjectBytes(), config.heartbeatTimeout(), CallToken.of(config.tokenFile()),
+                    processes == null ? TlsFiles.client(config.tlsAuthority()) : null, processes);
         } else {
             backend = new EmbeddedBackend(config, codecs, tag);
         }

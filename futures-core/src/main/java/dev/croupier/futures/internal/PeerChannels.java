@@ -36,10 +36,13 @@ final class PeerChannels implements AutoCloseable {
     private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
     /** Carried by every call; null where the nodes take calls without one. */
     private final CallToken token;
+    /** How channels encrypt; null for plaintext. */
+    private final io.grpc.netty.shaded.io.netty.handler.ssl.SslContext tls;
     private final SameHost sameHost = new SameHost();
 
-    PeerChannels(CallToken token) {
+    PeerChannels(CallToken token, TlsFiles tls) {
         this.token = token;
+        this.tls = tls == null ? null : tls.client();
     }
 
     ManagedChannel channel(String address) {
@@ -50,7 +53,12 @@ final class PeerChannels implements AutoCloseable {
             if (token != null) {
                 b.intercept(token.client());
             }
-            return b.usePlaintext()
+            if (tls != null) {
+                b.sslContext(tls);
+            } else {
+                b.usePlaintext();
+            }
+            return b
                     .maxInboundMessageSize(NodeService.MAX_INBOUND_BYTES)
                     .flowControlWindow(NodeService.FLOW_CONTROL_WINDOW)
                     .build();

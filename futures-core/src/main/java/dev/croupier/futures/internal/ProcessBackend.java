@@ -80,12 +80,13 @@ final class ProcessBackend implements Backend {
      * @param inlineBelow outputs smaller than this come back with their outcome and stay here
      * @param heartbeatTimeout a node not heard from for this long is dead to this driver
      * @param token carried by every call, or null
+     * @param tls how calls are encrypted, or null for plaintext
      * @param processes the node processes this driver started, or null if it only connects
      */
     ProcessBackend(List<String> addresses, ValueCodecs codecs, byte[] codecFrame, List<String> allowList,
                    long session, int inlineBelow, java.time.Duration heartbeatTimeout, CallToken token,
-                   NodeProcesses processes) {
-        this.channels = new PeerChannels(token);
+                   TlsFiles tls, NodeProcesses processes) {
+        this.channels = new PeerChannels(token, tls);
         this.heartbeatTimeoutNanos = heartbeatTimeout.toNanos();
         this.codecFrame = codecFrame;
         this.inlineBelow = inlineBelow;

@@ -43,8 +43,8 @@ class NodeServiceTest {
 
     @BeforeEach
     void start() throws Exception {
-        node = new NodeService("127.0.0.1", 0, 1, 32L << 20, 1024, null, spill, null);
-        channels = new PeerChannels(null);
+        node = new NodeService("127.0.0.1", 0, 1, 32L << 20, 1024, null, spill, null, null, null, null);
+        channels = new PeerChannels(null, null);
     }
 
     @AfterEach
@@ -118,7 +118,7 @@ class NodeServiceTest {
         String before = System.getProperty(SameHost.PROPERTY);
         System.setProperty(SameHost.PROPERTY, "false");
         byte[] viaStream = new byte[size];
-        try (PeerChannels streamOnly = new PeerChannels(null)) {
+        try (PeerChannels streamOnly = new PeerChannels(null, null)) {
             assertEquals(size, streamOnly.pull(node.address(), 0xCCCCL, id,
                     total -> java.lang.foreign.MemorySegment.ofArray(viaStream)));
         } finally {
