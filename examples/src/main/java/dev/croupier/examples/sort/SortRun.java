@@ -52,14 +52,21 @@ final class SortRun {
     /**
      * Sorts {@code in} into {@code out}, or into one file per partition in {@code partsDir}.
      * Reducers write under temporary names (a file next to {@code out}, or a hidden folder in
-     * {@code partsDir}). The cluster is closed, so every task has stopped, before the output is
+     * {@code partsDir}) that the run claims ({@link RunClaim}), after removing what killed runs
+     * left there. The cluster is closed, so every task has stopped, before the output is
      * committed or, after a failure, removed: no reducer can write after the cleanup.
      */
     Outcome sort(Path in, Path out, Path partsDir) throws IOException {
         Path dir = partsDir != null ? partsDir : out.toAbsolutePath().getParent();
         Files.createDirectories(dir);
-        Path temp = partsDir != null ? Files.createTempDirectory(dir, ".sort-")
-                : Files.createTempFile(dir, "." + out.getFileName(), ".tmp");
+        try (RunClaim claim = RunClaim.take(dir)) {
+            Path temp = partsDir != null ? Files.createDirectory(dir.resolve(claim.name))
+                    : Files.createFile(dir.resolve(claim.name + ".tmp"));
+            return sort(in, out, partsDir, temp);
+        }
+    }
+
+    private Outcome sort(Path in, Path out, Path partsDir, Path temp) throws IOException {
         boolean committed = false;
         try {
             Outcome outcome;

@@ -131,6 +131,38 @@ class SortCommandsTest {
     }
 
     @Test
+    void theNextSortRemovesWhatAKilledSortLeftAndSparesALiveOne() throws Exception {
+        Path in = dir.resolve("in");
+        run(new SortCommands.GenSort(), "2000", in.toString());
+        Path outDir = Files.createDirectories(dir.resolve("shared-out"));
+        Process killed = holder(outDir);
+        Process alive = holder(outDir);
+        try {
+            String killedName = new java.io.BufferedReader(new java.io.InputStreamReader(killed.getInputStream())).readLine();
+            String aliveName = new java.io.BufferedReader(new java.io.InputStreamReader(alive.getInputStream())).readLine();
+            killed.destroyForcibly();
+            killed.waitFor();
+            assertTrue(Files.exists(outDir.resolve(killedName + ".tmp")), "kill -9 leaves the temporary output");
+            assertEquals(0, run(new SortCommands.Sort(), cluster(in.toString(), outDir.resolve("out").toString())).code());
+            try (Stream<Path> left = Files.list(outDir)) {
+                assertEquals(java.util.Set.of("out", aliveName + ".tmp", aliveName + ".lock"),
+                        left.map(p -> p.getFileName().toString()).collect(java.util.stream.Collectors.toSet()),
+                        "the dead run's temporaries are gone, the live run's stay");
+            }
+        } finally {
+            killed.destroyForcibly();
+            alive.destroyForcibly();
+            alive.waitFor();
+        }
+    }
+
+    private static Process holder(Path outDir) throws java.io.IOException {
+        return new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
+                System.getProperty("java.class.path"), HeldClaimMain.class.getName(), outDir.toString())
+                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    }
+
+    @Test
     void sortBenchmarkReportsEveryKeyAndValidatesOnDiskAndInMemory() throws Exception {
         for (String mode : List.of("--json", "--in-memory")) {
             Run r = run(new SortCommands.SortBenchmark(), cluster("--size", "3m", "--partitions", "4", "--json", mode));
