@@ -63,25 +63,22 @@ public final class NodeServer implements AutoCloseable {
                 }
                 String value = args[++i];
                 switch (flag) {
-                    case "--port" -> b.port(Integer.parseInt(value));
+                    case "--port" -> b.port((int) number(flag, value));
                     case "--bind" -> b.bind(value);
-                    case "--store-memory" -> b.objectStoreBytes(parseSize(value));
+                    case "--store-memory" -> b.objectStoreBytes(parseSize(flag, value));
                     case "--spill-dir" -> b.spillDirectory(Path.of(value));
                     case "--memory-dir" -> b.memoryDirectory(Path.of(value));
-                    case "--cpus" -> b.cpus(Integer.parseInt(value));
+                    case "--cpus" -> b.cpus((int) number(flag, value));
                     case "--token-file" -> b.tokenFile(Path.of(value));
                     case "--tls-cert" -> b.tlsCertificate = Path.of(value);
                     case "--tls-key" -> b.tlsKey = Path.of(value);
                     case "--tls-ca" -> b.tlsAuthority = Path.of(value);
-                    case "--parent" -> parent = Long.parseLong(value);
+                    case "--parent" -> parent = number(flag, value);
                     default -> throw new CroupierException(ErrorCode.BAD_INPUT, "node: unknown flag " + flag
                             + "; flags: --port --bind --store-memory --spill-dir --memory-dir --cpus --token-file"
                             + " --tls-cert --tls-key --tls-ca --parent");
                 }
             }
-        } catch (NumberFormatException e) {
-            System.err.println("croupier node: not a number: " + e.getMessage());
-            System.exit(2);
         } catch (CroupierException e) {
             System.err.println("croupier " + e.getMessage());
             System.exit(2);
@@ -105,8 +102,17 @@ public final class NodeServer implements AutoCloseable {
         node.awaitTermination();
     }
 
+    /** The whole number a flag was given; refused naming the flag. */
+    private static long number(String flag, String value) {
+        try {
+            return Long.parseLong(value.trim());
+        } catch (NumberFormatException e) {
+            throw new CroupierException(ErrorCode.BAD_INPUT, "node: " + flag + " = '" + value + "' is not a whole number");
+        }
+    }
+
     /** {@code 512m}, {@code 2g}, {@code 1048576}: a byte count with an optional k/m/g/t suffix. */
-    static long parseSize(String text) {
+    static long parseSize(String flag, String text) {
         String t = text.trim().toLowerCase(Locale.ROOT);
         int shift = switch (t.isEmpty() ? ' ' : t.charAt(t.length() - 1)) {
             case 'k' -> 10;
@@ -119,7 +125,8 @@ public final class NodeServer implements AutoCloseable {
         try {
             return Math.multiplyExact(Long.parseLong(digits), 1L << shift);
         } catch (NumberFormatException | ArithmeticException e) {
-            throw new CroupierException(ErrorCode.BAD_INPUT, "node: '" + text + "' is not a size (say 512m or 2g)");
+            throw new CroupierException(ErrorCode.BAD_INPUT, "node: " + flag + " = '" + text
+                    + "' is not a size (say 512m or 2g)");
         }
     }
 

@@ -239,9 +239,12 @@ public final class OwnerCluster implements Cluster, Backend.Events {
      */
     private static final ClassValue<java.util.concurrent.atomic.AtomicReference<Payload>> STATELESS =
             new ClassValue<>() {
+                /** Null for a body class with instance fields: its bytes vary with what it captured. */
                 @Override
                 protected java.util.concurrent.atomic.AtomicReference<Payload> computeValue(Class<?> type) {
-                    return new java.util.concurrent.atomic.AtomicReference<>();
+                    boolean captures = java.util.Arrays.stream(type.getDeclaredFields())
+                            .anyMatch(f -> !java.lang.reflect.Modifier.isStatic(f.getModifiers()));
+                    return captures ? null : new java.util.concurrent.atomic.AtomicReference<>();
                 }
             };
 
@@ -249,13 +252,10 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         if (!backend.encodes()) {
             return new Payload.Live(b.invocation);
         }
-        Class<?> type = b.function.getClass();
-        boolean stateless = java.util.Arrays.stream(type.getDeclaredFields())
-                .allMatch(f -> java.lang.reflect.Modifier.isStatic(f.getModifiers()));
-        if (!stateless) {
+        java.util.concurrent.atomic.AtomicReference<Payload> cached = STATELESS.get(b.function.getClass());
+        if (cached == null) {
             return payload(b.invocation, b.name, "its function");
         }
-        java.util.concurrent.atomic.AtomicReference<Payload> cached = STATELESS.get(type);
         Payload p = cached.get();
         if (p == null) {
             Payload.Encoded encoded = (Payload.Encoded) payload(b.invocation, b.name, "its function");
