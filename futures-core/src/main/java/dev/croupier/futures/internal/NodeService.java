@@ -441,7 +441,7 @@ public final class NodeService implements AutoCloseable {
         public void pull(PullRequest request, StreamObserver<Chunk> plainOut) {
             ServerCallStreamObserver<Chunk> out = (ServerCallStreamObserver<Chunk>) plainOut;
             ObjectId id = WireCodec.id(request.getId());
-            NodeStore.Reading reading = open(out, id, () -> runtime.store().open(id));
+            NodeStore.Streaming reading = open(out, id, () -> runtime.store().stream(id));
             if (reading != null) {
                 new FrameSender(out, reading, id).start();
             }
@@ -525,16 +525,17 @@ public final class NodeService implements AutoCloseable {
 
     /**
      * Streams one pinned frame in chunks, each sent when the transport is ready for it (gRPC's
-     * flow control), so a slow puller never makes the holder buffer the object on its heap.
+     * flow control), so a slow puller never makes the holder buffer the object on its heap. A
+     * spilled frame's chunks are read from its spill file one at a time.
      */
     private static final class FrameSender implements Runnable {
         private final ServerCallStreamObserver<Chunk> out;
-        private final NodeStore.Reading reading;
+        private final NodeStore.Streaming reading;
         private final ObjectId id;
         private long offset;
         private boolean done;
 
-        FrameSender(ServerCallStreamObserver<Chunk> out, NodeStore.Reading reading, ObjectId id) {
+        FrameSender(ServerCallStreamObserver<Chunk> out, NodeStore.Streaming reading, ObjectId id) {
             this.out = out;
             this.reading = reading;
             this.id = id;
@@ -548,17 +549,24 @@ public final class NodeService implements AutoCloseable {
 
         @Override
         public synchronized void run() {
-            MemorySegment frame = reading.frame();
-            long total = frame.byteSize();
+            long total = reading.size();
             while (!done && out.isReady()) {
                 int n = (int) Math.min(CHUNK_BYTES, total - offset);
                 Chunk.Builder c = Chunk.newBuilder();
                 if (offset == 0) {
                     c.setId(WireCodec.key(id)).setTotal(total);
                 }
-                // A view of the pinned frame: gRPC copies it into its transport buffers during
-                // onNext, and the pin lasts until the last chunk is sent.
-                ByteBuffer view = frame.asSlice(offset, n).asByteBuffer();
+                // A view of the pinned frame, or of the reader's window over its spill file: gRPC
+                // copies it into its transport buffers during onNext, before the next chunk is read.
+                ByteBuffer view;
+                try {
+                    view = reading.chunk(offset, n).asByteBuffer();
+                } catch (IOException | RuntimeException unreadable) {
+                    out.onError(Status.DATA_LOSS.withDescription("node cannot read object " + id + " at offset "
+                            + offset + ": " + unreadable.getMessage()).asRuntimeException());
+                    finish();
+                    return;
+                }
                 out.onNext(c.setData(UnsafeByteOperations.unsafeWrap(view)).build());
                 offset += n;
                 if (offset == total) {

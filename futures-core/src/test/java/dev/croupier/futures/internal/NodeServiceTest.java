@@ -133,6 +133,44 @@ class NodeServiceTest {
         assertEquals((byte) (size - 1), viaStream[size - 1]);
     }
 
+    /** A spilled object leaves through its spill file: both paths read it there, and nothing is restored. */
+    @Test
+    void aSpilledObjectIsPulledFromItsSpillFileWithoutARestore() throws Exception {
+        control().register(register(0xDDDDL, 600_000).build());
+        int size = 9 << 20;
+        for (int i = 0; i < 6; i++) { // 54 MiB through a 32 MiB store: the first ones spill
+            put(0xDDDDL, new ObjectId(0xDDDDL, i), size);
+        }
+        StatsReply before = control().stats(StatsRequest.getDefaultInstance());
+        assertTrue(before.getBytesSpilled() >= 2L * size, "objects spilled: " + before);
+        String property = System.getProperty(SameHost.PROPERTY);
+        try {
+            for (String sameHost : new String[] {"true", "false"}) {
+                System.setProperty(SameHost.PROPERTY, sameHost);
+                try (PeerChannels puller = new PeerChannels(null, null)) {
+                    for (int i = 0; i < 6; i++) {
+                        byte[] got = new byte[size];
+                        assertEquals(size, puller.pull(node.address(), 0xDDDDL, new ObjectId(0xDDDDL, i),
+                                total -> java.lang.foreign.MemorySegment.ofArray(got)), "object " + i);
+                        assertEquals(ValueFrame.MAGIC, got[0]);
+                        for (int b = 3; b < size; b += 4093) {
+                            assertEquals((byte) b, got[b], "byte " + b + " of object " + i + ", same host " + sameHost);
+                        }
+                        assertEquals((byte) (size - 1), got[size - 1]);
+                    }
+                }
+            }
+        } finally {
+            if (property == null) {
+                System.clearProperty(SameHost.PROPERTY);
+            } else {
+                System.setProperty(SameHost.PROPERTY, property);
+            }
+        }
+        assertEquals(before.getBytesRestored(), control().stats(StatsRequest.getDefaultInstance()).getBytesRestored(),
+                "pulls of spilled objects restore nothing on the holder");
+    }
+
     @Test
     void anAttemptWhoseCodeDiffersOnTheNodeIsRefusedNamingTheClass() throws Exception {
         control().register(register(0xDDDDL, 600_000).build());
