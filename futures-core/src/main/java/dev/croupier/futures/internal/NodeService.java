@@ -5,6 +5,9 @@ import com.google.protobuf.UnsafeByteOperations;
 import dev.croupier.futures.CroupierException;
 import dev.croupier.futures.ErrorCode;
 import dev.croupier.futures.wire.Chunk;
+import dev.croupier.futures.wire.CodePart;
+import dev.croupier.futures.wire.CodeReply;
+import dev.croupier.futures.wire.CodeWanted;
 import dev.croupier.futures.wire.ControlGrpc;
 import dev.croupier.futures.wire.DataGrpc;
 import dev.croupier.futures.wire.DriverMessage;
@@ -38,7 +41,9 @@ import java.nio.ByteBuffer;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -157,13 +162,23 @@ public final class NodeService implements AutoCloseable {
         final OutcomeSender sender = new OutcomeSender();
         volatile boolean ended;
 
+        /** The code the driver shipped; the session's functions and values resolve their classes here. */
+        final SessionClassLoader code;
+        /** Digests of the class files the session's code classes have here, by class name. */
+        final Map<String, byte[]> digests = new ConcurrentHashMap<>();
+        /** Attempts whose code class is missing here, by class name, until the driver ships it. */
+        private final Map<String, List<AttemptCall>> awaitingCode = new HashMap<>();
+        /** Classes the driver shipped, or could not ship: why their attempts cannot run here. */
+        private final Map<String, String> codeRefused = new ConcurrentHashMap<>();
+
         Session(RegisterRequest r) {
-            ValueCodecs codecs = new ValueCodecs(Map.of(), r.getSerializableAllowListList());
+            this.code = new SessionClassLoader(r.getSession(), NodeService.class.getClassLoader());
+            ValueCodecs codecs = new ValueCodecs(Map.of(), r.getSerializableAllowListList(), code);
             if (!r.getCodecs().isEmpty()) {
                 @SuppressWarnings("unchecked")
                 Map<Class<?>, dev.croupier.futures.Codec<?>> shipped = (Map<Class<?>, dev.croupier.futures.Codec<?>>)
                         codecs.decodeCode(MemorySegment.ofArray(r.getCodecs().toByteArray()));
-                codecs = new ValueCodecs(shipped, r.getSerializableAllowListList());
+                codecs = new ValueCodecs(shipped, r.getSerializableAllowListList(), code);
             }
             this.leaseMillis = r.getLeaseMillis();
             this.node = new NodeSession(r.getSession(), r.getNode(), r.getInlineBelow(), codecs, (n, call, outcome) -> report(call, outcome),
@@ -196,9 +211,67 @@ public final class NodeService implements AutoCloseable {
             return bytes;
         }
 
+        /**
+         * Queues an attempt, or answers at once that it cannot run here and why. An attempt whose
+         * code class this node lacks waits while the driver is asked for it, once per class.
+         */
+        void submit(AttemptCall call) {
+            try {
+                if (call.code() != null && !call.code().presentIn(address, code, digests)) {
+                    String name = call.code().className();
+                    String refused = codeRefused.get(name);
+                    if (refused != null) {
+                        throw new CroupierException(ErrorCode.BAD_INPUT, refused);
+                    }
+                    boolean ask;
+                    synchronized (awaitingCode) {
+                        List<AttemptCall> waiting = awaitingCode.computeIfAbsent(name, n -> new ArrayList<>());
+                        ask = waiting.isEmpty();
+                        waiting.add(call);
+                    }
+                    if (ask) {
+                        sender.send(NodeMessage.newBuilder().setCodeWanted(CodeWanted.newBuilder().setClassName(name))
+                                .build());
+                    }
+                    return;
+                }
+            } catch (RuntimeException refused) {
+                refuse(call.attemptId(), refused);
+                return;
+            }
+            runtime.submit(node, call);
+        }
+
+        /** The driver answered a {@code CodeWanted}: the attempts that waited run, or fail saying why. */
+        void codeArrived(String className, String refusal) {
+            if (refusal != null) {
+                codeRefused.put(className, "node " + address + " lacks class " + className
+                        + " and the driver could not ship it: " + refusal);
+            } else {
+                codeRefused.put(className, "class " + className + " is neither on the class path of node " + address
+                        + " nor in the jar the driver shipped for it");
+            }
+            List<AttemptCall> waiting;
+            synchronized (awaitingCode) {
+                waiting = awaitingCode.remove(className);
+            }
+            if (waiting != null) {
+                waiting.forEach(this::submit);
+            }
+        }
+
+        void refuse(long attemptId, RuntimeException why) {
+            sender.add(WireCodec.toWire(new AttemptOutcome(attemptId, AttemptOutcome.Kind.FAILED,
+                    AttemptOutcome.NO_SIZES, why, null, AttemptOutcome.NO_COPIES, 0, 0, 0, 0, 0,
+                    AttemptOutcome.NO_VALUES), node.codecs));
+        }
+
         /** Frees everything the session left: its lease ran out with no driver on the stream. */
         void expire() {
             sessions.remove(node.tag, this);
+            synchronized (awaitingCode) {
+                awaitingCode.clear();
+            }
             for (Long attempt : List.copyOf(node.attempts.keySet())) {
                 runtime.cancel(node, attempt);
             }
@@ -312,6 +385,89 @@ public final class NodeService implements AutoCloseable {
         }
 
         @Override
+        public StreamObserver<CodePart> shipCode(StreamObserver<CodeReply> reply) {
+            return new StreamObserver<>() {
+                private Session session;
+                private String className;
+                private String refusal;
+                private byte[] jar;
+                private int filled;
+                private boolean failed;
+
+                @Override
+                public void onNext(CodePart part) {
+                    if (failed) {
+                        return;
+                    }
+                    if (session == null) {
+                        session = sessions.get(part.getSession());
+                        className = part.getClassName();
+                        if (session == null) {
+                            fail(Status.FAILED_PRECONDITION.withDescription("session "
+                                    + Long.toHexString(part.getSession()) + " is not registered on node " + address));
+                            return;
+                        }
+                        if (!part.getRefusal().isEmpty()) {
+                            refusal = part.getRefusal();
+                            return;
+                        }
+                        if (part.getTotal() > SessionClassLoader.MAX_JAR_BYTES) {
+                            fail(Status.RESOURCE_EXHAUSTED.withDescription("node " + address + " takes jars of at most "
+                                    + (SessionClassLoader.MAX_JAR_BYTES >> 20) + " MiB; the one for " + className
+                                    + " has " + part.getTotal() + " bytes"));
+                            return;
+                        }
+                        jar = new byte[(int) part.getTotal()];
+                    }
+                    ByteString data = part.getData();
+                    if (jar == null || filled + data.size() > jar.length) {
+                        fail(Status.INVALID_ARGUMENT.withDescription("the jar for " + className
+                                + " sent more than its announced size"));
+                        return;
+                    }
+                    data.copyTo(jar, filled);
+                    filled += data.size();
+                }
+
+                private void fail(Status status) {
+                    failed = true;
+                    if (session != null) {
+                        session.codeArrived(className, status.getDescription()); // its attempts must not wait forever
+                    }
+                    reply.onError(status.asRuntimeException());
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                    jar = null;
+                }
+
+                @Override
+                public void onCompleted() {
+                    if (failed || session == null) {
+                        return;
+                    }
+                    if (refusal == null && (jar == null || filled != jar.length)) {
+                        fail(Status.INVALID_ARGUMENT.withDescription("the jar for " + className + " ended after "
+                                + filled + " bytes"));
+                        return;
+                    }
+                    int classes = 0;
+                    if (refusal == null) {
+                        try {
+                            classes = session.code.add(jar);
+                        } catch (IOException bad) {
+                            refusal = "the jar it sent is unusable: " + bad.getMessage();
+                        }
+                    }
+                    session.codeArrived(className, refusal);
+                    reply.onNext(CodeReply.newBuilder().setClasses(classes).build());
+                    reply.onCompleted();
+                }
+            };
+        }
+
+        @Override
         public StreamObserver<DriverMessage> session(StreamObserver<NodeMessage> out) {
             return new StreamObserver<>() {
                 private Session session;
@@ -343,22 +499,15 @@ public final class NodeService implements AutoCloseable {
                     }
                 }
 
-                /** Queues an attempt, or answers at once that it cannot run here and why. */
                 private void submit(dev.croupier.futures.wire.Attempt a) {
                     AttemptCall call;
                     try {
                         call = WireCodec.fromWire(a);
-                        if (call.code() != null) {
-                            call.code().check(address, NodeService.class.getClassLoader());
-                        }
                     } catch (RuntimeException refused) {
-                        session.sender.add(WireCodec.toWire(new AttemptOutcome(a.getAttemptId(),
-                                AttemptOutcome.Kind.FAILED, AttemptOutcome.NO_SIZES, refused, null,
-                                AttemptOutcome.NO_COPIES, 0, 0, 0, 0, 0, AttemptOutcome.NO_VALUES),
-                                session.node.codecs));
+                        session.refuse(a.getAttemptId(), refused);
                         return;
                     }
-                    runtime.submit(session.node, call);
+                    session.submit(call);
                 }
 
                 @Override
