@@ -90,6 +90,11 @@ public final class NodeServer implements AutoCloseable {
             System.err.println("croupier node: " + e.getMessage());
             System.exit(1);
             return;
+        } catch (RuntimeException | Error e) {
+            e.printStackTrace(); // a defect: the trace first, then the one line a launcher quotes
+            System.err.println("croupier node: cannot start: " + e);
+            System.exit(1);
+            return;
         }
         Runtime.getRuntime().addShutdownHook(new Thread(node::close, "croupier-node-shutdown"));
         if (parent >= 0) {

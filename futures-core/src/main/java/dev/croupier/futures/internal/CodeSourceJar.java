@@ -39,12 +39,21 @@ final class CodeSourceJar {
             throw new IOException("class " + type.getName() + " comes from " + source.getLocation()
                     + ", which is not a local jar or folder");
         }
+        String classFile = type.getName().replace('.', '/') + ".class";
         if (Files.isRegularFile(where)) {
+            try (java.util.zip.ZipFile zip = new java.util.zip.ZipFile(where.toFile())) {
+                if (zip.getEntry(classFile) == null) {
+                    throw new IOException("class " + type.getName() + " is not in its code source " + where);
+                }
+            } catch (java.util.zip.ZipException notAJar) {
+                throw new IOException("the code source of class " + type.getName() + ", " + where
+                        + ", is not a jar (a class compiled in memory, as `java File.java` does, cannot be shipped)");
+            }
             checkSize(type, where, Files.size(where));
             return Files.readAllBytes(where);
         }
-        if (!Files.isDirectory(where)) {
-            throw new IOException("the code source of class " + type.getName() + ", " + where + ", does not exist");
+        if (!Files.isRegularFile(where.resolve(classFile))) {
+            throw new IOException("class " + type.getName() + " is not in its code source " + where);
         }
         ByteArrayOutputStream bytes = new ByteArrayOutputStream(1 << 16);
         try (JarOutputStream jar = new JarOutputStream(bytes);

@@ -36,6 +36,8 @@ final class NodeProcesses implements AutoCloseable {
     private final Path tokenFile;
     private final Path logs;
     private final Map<Integer, Process> byId = new ConcurrentHashMap<>();
+    /** Set when a node failed to start: its log, which the error names, outlives close. */
+    private volatile boolean keepLogs;
 
     NodeProcesses(int cpus, long storeBytes, Path memoryDirectory, Path spillDirectory, Path tokenFile) {
         this.tokenFile = tokenFile;
@@ -153,6 +155,7 @@ final class NodeProcesses implements AutoCloseable {
         }
         if (address[0] == null) {
             p.destroyForcibly();
+            keepLogs = true;
             throw new CroupierException(ErrorCode.UNAVAILABLE, "node process " + id + " did not become ready within "
                     + START_SECONDS + " s" + (p.isAlive() ? "" : " (it exited)") + "; its log: " + log + tail(log));
         }
@@ -167,10 +170,17 @@ final class NodeProcesses implements AutoCloseable {
         return address[0];
     }
 
+    /** The log's last line that is not a stack frame: the error, or the root cause of one. */
     private static String tail(Path log) {
         try {
             List<String> lines = Files.readAllLines(log);
-            return lines.isEmpty() ? "" : "; last line: " + lines.getLast();
+            for (int i = lines.size() - 1; i >= 0; i--) {
+                String line = lines.get(i);
+                if (!line.isBlank() && !Character.isWhitespace(line.charAt(0))) {
+                    return "; it says: " + line;
+                }
+            }
+            return "";
         } catch (IOException e) {
             return "";
         }
@@ -191,7 +201,7 @@ final class NodeProcesses implements AutoCloseable {
 
     /**
      * Stops every node: SIGTERM, then SIGKILL for any still running after 10 s; then deletes
-     * the nodes' logs, which only a failure to start names.
+     * the nodes' logs unless a node failed to start, whose error names its log.
      */
     @Override
     public void close() {
@@ -209,6 +219,9 @@ final class NodeProcesses implements AutoCloseable {
             }
         }
         byId.clear();
+        if (keepLogs) {
+            return;
+        }
         try (var files = Files.walk(logs)) {
             files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         } catch (IOException | java.io.UncheckedIOException ignored) {

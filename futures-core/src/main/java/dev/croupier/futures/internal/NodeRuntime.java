@@ -31,7 +31,8 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>Design: a FIFO queue and a count of free CPU slots under the node's monitor; a task
  * starts when the slots it asks for are free, on one of {@code cpus} platform threads. The
  * first {@code cpus} queued tasks have their spilled arguments prefetched: they are the next to
- * run, so their restores overlap the running tasks. Prefetching for the whole queue would
+ * run, so their restores, and pulls of their remote arguments, overlap the running tasks (up to
+ * {@link #PULLS_AHEAD} pulls at once, as a running task's own list of arguments is). Prefetching for the whole queue would
  * restore more than memory holds and evict what is about to be used (a reduce phase queues
  * every reducer at once). A worker resolves arguments from its own store or pulls them from a
  * location the call names ({@link NodeSession.Peers}); an argument on none of them is reported
@@ -55,6 +56,14 @@ final class NodeRuntime {
     private final LongAdder bytesFetched = new LongAdder();
     /** Pulls in flight on this node, by object: a second reader waits for the first's copy. */
     private final ConcurrentHashMap<ObjectId, CompletableFuture<Boolean>> pulling = new ConcurrentHashMap<>();
+    /**
+     * Pulls that run ahead of the worker that reads their objects: enough at once that one
+     * pull's round trip hides behind another's copy, few enough not to flood the store.
+     */
+    static final int PULLS_AHEAD = 4;
+    private final ExecutorService pullers;
+    /** Copies pulled ahead, reported with the outcome of the first attempt that reads them. */
+    private final ConcurrentHashMap<ObjectId, Boolean> pulledAhead = new ConcurrentHashMap<>();
 
     NodeRuntime(int id, int cpus, NodeStore store) {
         this.id = id;
@@ -68,6 +77,9 @@ final class NodeRuntime {
             return t;
         };
         this.workers = Executors.newFixedThreadPool(cpus, threads);
+        AtomicInteger p = new AtomicInteger();
+        this.pullers = Executors.newFixedThreadPool(PULLS_AHEAD,
+                r -> Thread.ofPlatform().daemon().name("croupier-node-" + id + "-pull-" + p.incrementAndGet()).unstarted(r));
     }
 
     /** An attempt on this node: queued, then running. */
@@ -212,10 +224,10 @@ final class NodeRuntime {
         List<ObjectId> local = new ArrayList<>();
         for (Object arg : r.call.args()) {
             if (arg instanceof AttemptCall.Ref ref) {
-                addIfStored(ref, local);
+                prefetch(ref, r.session, local);
             } else if (arg instanceof AttemptCall.RefList list) {
                 for (AttemptCall.Ref ref : list.refs()) {
-                    addIfStored(ref, local);
+                    prefetch(ref, r.session, local);
                 }
             }
         }
@@ -226,9 +238,41 @@ final class NodeRuntime {
         }
     }
 
-    private void addIfStored(AttemptCall.Ref ref, List<ObjectId> out) {
-        if (ref.inline() == null && store.isStored(ref.size()) && store.contains(ref.id())) {
-            out.add(ref.id());
+    /** Adds a held, stored argument to {@code local} for a restore, or starts pulling a remote one. */
+    private void prefetch(AttemptCall.Ref ref, NodeSession session, List<ObjectId> local) {
+        if (ref.inline() != null) {
+            return;
+        }
+        if (store.contains(ref.id())) {
+            if (store.isStored(ref.size())) {
+                local.add(ref.id());
+            }
+        } else {
+            pullAhead(ref, session);
+        }
+    }
+
+    /**
+     * Starts pulling a remote argument on a pull thread, so the copies of an attempt's arguments
+     * overlap each other and the tasks running meanwhile. The worker that reads it waits for
+     * that pull ({@link #pull}) and reports the copy.
+     */
+    private void pullAhead(AttemptCall.Ref ref, NodeSession session) {
+        if (pulling.containsKey(ref.id())) {
+            return;
+        }
+        try {
+            pullers.execute(() -> {
+                try {
+                    if (!store.contains(ref.id())) {
+                        pull(ref, session, null);
+                    }
+                } catch (InterruptedException | IllegalStateException | StoreClosedException stopping) {
+                    // the node is dying: the attempt is resubmitted elsewhere
+                }
+            });
+        } catch (RejectedExecutionException killed) {
+            // the node is dying: the attempt is resubmitted elsewhere
         }
     }
 
@@ -250,6 +294,7 @@ final class NodeRuntime {
         ObjectId lost = null;
         Throwable error = null;
         try {
+            pullRemoteArguments(call, session);
             Object[] values = new Object[call.args().length];
             for (int i = 0; i < values.length; i++) {
                 Object arg = call.args()[i];
@@ -299,6 +344,32 @@ final class NodeRuntime {
         }
     }
 
+    /** Starts the pulls of an attempt's remote arguments together, when it has more than one. */
+    private void pullRemoteArguments(AttemptCall call, NodeSession session) {
+        List<AttemptCall.Ref> remote = null;
+        for (Object arg : call.args()) {
+            if (arg instanceof AttemptCall.Ref ref) {
+                remote = addIfRemote(ref, remote);
+            } else if (arg instanceof AttemptCall.RefList list) {
+                for (AttemptCall.Ref ref : list.refs()) {
+                    remote = addIfRemote(ref, remote);
+                }
+            }
+        }
+        if (remote != null && remote.size() > 1) {
+            remote.forEach(ref -> pullAhead(ref, session));
+        }
+    }
+
+    private List<AttemptCall.Ref> addIfRemote(AttemptCall.Ref ref, List<AttemptCall.Ref> remote) {
+        if (ref.inline() != null || store.contains(ref.id())) {
+            return remote;
+        }
+        List<AttemptCall.Ref> out = remote == null ? new ArrayList<>() : remote;
+        out.add(ref);
+        return out;
+    }
+
     /** What resolving an attempt's arguments read and pulled. */
     private static final class Resolving {
         final NodeSession session;
@@ -307,6 +378,13 @@ final class NodeRuntime {
 
         Resolving(NodeSession session) {
             this.session = session;
+        }
+
+        void copied(ObjectId id) {
+            if (copies == null) {
+                copies = new ArrayList<>(2);
+            }
+            copies.add(id);
         }
 
         ObjectId[] copies() {
@@ -332,9 +410,13 @@ final class NodeRuntime {
             return resolving.session.codecs.decode(MemorySegment.ofArray(ref.inline()));
         }
         NodeStore.Reading local = store.open(ref.id());
-        NodeStore.Reading reading = local != null || !pull(ref, resolving) ? local : store.open(ref.id());
+        NodeStore.Reading reading = local != null || !pull(ref, resolving.session, resolving) ? local
+                : store.open(ref.id());
         if (reading == null) {
             throw new LostArgument(ref.id());
+        }
+        if (pulledAhead.remove(ref.id()) != null) {
+            resolving.copied(ref.id());
         }
         resolving.bytesIn += reading.frame().byteSize();
         ValueCodecs codecs = resolving.session.codecs;
@@ -350,8 +432,10 @@ final class NodeRuntime {
     /**
      * Pulls a copy from the first location that has one; false if none does. Concurrent pulls
      * of one object on this node are one pull: the others wait for it and then read the copy.
+     * The copy is reported by {@code resolving}'s attempt, or, pulled ahead, by the first
+     * attempt that reads it.
      */
-    private boolean pull(AttemptCall.Ref ref, Resolving resolving) throws InterruptedException {
+    private boolean pull(AttemptCall.Ref ref, NodeSession session, Resolving resolving) throws InterruptedException {
         CompletableFuture<Boolean> mine = new CompletableFuture<>();
         CompletableFuture<Boolean> theirs = pulling.putIfAbsent(ref.id(), mine);
         if (theirs != null) {
@@ -364,16 +448,17 @@ final class NodeRuntime {
         boolean pulled = false;
         try {
             for (int source : ref.nodes()) {
-                if (source == resolving.session.self) {
+                if (source == session.self) {
                     continue;
                 }
-                long bytes = resolving.session.peers.pull(ref.id(), source, store);
+                long bytes = session.peers.pull(ref.id(), source, store);
                 if (bytes >= 0) {
                     bytesFetched.add(bytes);
-                    if (resolving.copies == null) {
-                        resolving.copies = new ArrayList<>(2);
+                    if (resolving != null) {
+                        resolving.copied(ref.id());
+                    } else {
+                        pulledAhead.put(ref.id(), Boolean.TRUE);
                     }
-                    resolving.copies.add(ref.id());
                     pulled = true;
                     break;
                 }
@@ -443,6 +528,7 @@ final class NodeRuntime {
         }
         stopped.forEach(Running::cancel);
         workers.shutdownNow();
+        pullers.shutdownNow();
         store.close();
     }
 
