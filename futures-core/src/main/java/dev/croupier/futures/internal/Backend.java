@@ -21,8 +21,13 @@ interface Backend extends AutoCloseable {
         /** An attempt's outcome; stale ones (the attempt is no longer in the link) are ignored. */
         void outcome(NodeLink node, AttemptOutcome outcome);
 
-        /** The node incarnation is gone: a crash, a broken stream, or missed heartbeats. */
-        void nodeDied(NodeLink node);
+        /**
+         * The node incarnation is gone: a crash, a broken stream, or missed heartbeats.
+         *
+         * @param silentNanos how long before this report the node last said anything: the
+         *     time from its loss to its detection, as near as the driver can tell
+         */
+        void nodeDied(NodeLink node, long silentNanos);
     }
 
     /** Starts or connects the nodes; {@code events} receives every later report. */

@@ -176,6 +176,12 @@ final class NodeProcesses implements AutoCloseable {
         }
     }
 
+    /** The process id of node {@code id}; -1 if it is not running. */
+    long pid(int id) {
+        Process p = byId.get(id);
+        return p == null ? -1 : p.pid();
+    }
+
     /** Kills node {@code id} as {@code kill -9} would. */
     void kill(int id) {
         Process p = byId.remove(id);

@@ -310,6 +310,7 @@ final class ProcessBackend implements Backend {
 
         /** The stream ended or failed: the node is dead to this driver. */
         private void ended() {
+            long silent = System.nanoTime() - lastHeard;
             synchronized (this) {
                 if (closed) {
                     return;
@@ -320,7 +321,7 @@ final class ProcessBackend implements Backend {
             if (processes != null) {
                 processes.kill(link.id); // a node of ours that is silent or cut off is of no more use
             }
-            events.nodeDied(link);
+            events.nodeDied(link, silent);
         }
 
         /** Missed its heartbeats: dead to this driver; whatever it sends later is ignored. */
@@ -358,6 +359,11 @@ final class ProcessBackend implements Backend {
                     + " restart it where it runs, and connect again");
         }
         return connect(id, processes.start(id));
+    }
+
+    /** The process id of node {@code id}, if this driver started it and it runs; -1 otherwise. */
+    long pid(int id) {
+        return processes == null ? -1 : processes.pid(id);
     }
 
     @Override
