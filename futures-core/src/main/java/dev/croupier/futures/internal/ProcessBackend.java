@@ -48,7 +48,11 @@ import java.util.concurrent.TimeUnit;
  */
 final class ProcessBackend implements Backend {
 
-    /** How long a node keeps a session's objects after its stream ends. */
+    /**
+     * How long a node keeps a session's objects after its stream ends, or after the driver
+     * last said anything on it; at least two heartbeat timeouts, so a live driver never goes
+     * that long without a word.
+     */
     static final long LEASE_MILLIS = 10_000;
     /** Deadline of a control call (register, stats). */
     private static final long CALL_DEADLINE_MILLIS = 10_000;
@@ -146,7 +150,7 @@ final class ProcessBackend implements Backend {
                             .setCroupierVersion(CroupierVersion.get())
                             .setSession(session)
                             .setNode(id)
-                            .setLeaseMillis(LEASE_MILLIS)
+                            .setLeaseMillis(Math.max(LEASE_MILLIS, 2 * TimeUnit.NANOSECONDS.toMillis(heartbeatTimeoutNanos)))
                             .setInlineBelow(inlineBelow)
                             .setCodecs(com.google.protobuf.ByteString.copyFrom(codecFrame))
                             .addAllSerializableAllowList(allowList)
