@@ -28,6 +28,15 @@ interface Backend extends AutoCloseable {
          *     time from its loss to its detection, as near as the driver can tell
          */
         void nodeDied(NodeLink node, long silentNanos);
+
+        /**
+         * A node answers at {@code address}, where the driver has no live node: a name came to
+         * resolve to it, or a lost node came back there. The owner picks its id (the lost
+         * node's, else a new one) and calls {@code connect} with it, which registers the node
+         * and returns its link, or throws if it cannot be reached. Nothing if a live node is
+         * there already or the cluster is closed.
+         */
+        void nodeFound(String address, java.util.function.IntFunction<NodeLink> connect);
     }
 
     /** Starts or connects the nodes; {@code events} receives every later report. */

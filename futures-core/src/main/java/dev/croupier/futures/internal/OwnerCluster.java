@@ -102,7 +102,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         if (!config.addresses().isEmpty() || config.processes() > 0) {
             byte[] codecFrame = shippedCodecs(codecs, config);
             NodeProcesses processes = null;
-            List<String> addresses = config.addresses();
+            List<String> addresses = config.processes() > 0 ? List.of() : config.resolver().apply(config.addresses());
             if (config.processes() > 0) {
                 processes = new NodeProcesses(config.cpusPerNode(), config.objectStoreBytes(),
                         config.memoryDirectory(), config.spillDirectory(), config.tokenFile());
@@ -117,7 +117,9 @@ public final class OwnerCluster implements Cluster, Backend.Events {
             }
             backend = new ProcessBackend(addresses, codecs, codecFrame, config.serializableAllowList(), tag,
                     config.smallObjectBytes(), config.heartbeatTimeout(), CallToken.of(config.tokenFile()),
-                    processes == null ? TlsFiles.client(config.tlsAuthority()) : null, processes);
+                    processes == null ? TlsFiles.client(config.tlsAuthority()) : null, processes,
+                    processes == null ? new ProcessBackend.Membership(config.addresses(), config.resolver(),
+                            config.resolveEvery()) : null);
         } else {
             backend = new EmbeddedBackend(config, codecs, tag);
         }
@@ -485,6 +487,30 @@ public final class OwnerCluster implements Cluster, Backend.Events {
             case COMPLETED -> complete(attempt, outcome.sizes(), outcome.values());
             case FAILED -> attemptFailed(attempt, outcome.error());
             case ARGUMENT_LOST -> requeue(attempt, outcome.lost());
+        }
+    }
+
+    @Override
+    public void nodeFound(String address, java.util.function.IntFunction<NodeLink> connect) {
+        if (closed) {
+            return;
+        }
+        synchronized (nodes) {
+            int id = nodes.size();
+            for (NodeLink n : nodes) {
+                if (n.address.equals(address)) {
+                    if (n.alive()) {
+                        return;
+                    }
+                    id = n.id; // a new incarnation at a lost node's address takes its id
+                }
+            }
+            NodeLink link = connect.apply(id);
+            if (id == nodes.size()) {
+                nodes.add(link);
+            } else {
+                nodes.set(id, link);
+            }
         }
     }
 

@@ -75,6 +75,19 @@ final class ProcessBackend implements Backend {
     private volatile Events events;
     private volatile long storeBytes;
     private final long heartbeatTimeoutNanos;
+    /**
+     * The names a driver connected to, resolved again every {@code every}: an address without a
+     * live node is offered to the owner ({@link Events#nodeFound}), a live node at an address no
+     * name resolves to any more is lost.
+     */
+    record Membership(List<String> names, java.util.function.UnaryOperator<List<String>> resolver,
+                      java.time.Duration every) {}
+
+    private final Membership membership;
+    /** Resolves the names again; apart from heartbeats, so a slow lookup never delays them. */
+    private final java.util.concurrent.ScheduledExecutorService resolving =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+                    r -> Thread.ofPlatform().daemon().name("croupier-driver-resolver").unstarted(r));
     /** Sends heartbeats and declares silent nodes dead, four times per timeout. */
     private final java.util.concurrent.ScheduledExecutorService heartbeats =
             java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
@@ -86,10 +99,12 @@ final class ProcessBackend implements Backend {
      * @param token carried by every call, or null
      * @param tls how calls are encrypted, or null for plaintext
      * @param processes the node processes this driver started, or null if it only connects
+     * @param membership the names to resolve again, or null (nodes this driver started)
      */
     ProcessBackend(List<String> addresses, ValueCodecs codecs, byte[] codecFrame, List<String> allowList,
                    long session, int inlineBelow, java.time.Duration heartbeatTimeout, CallToken token,
-                   TlsFiles tls, NodeProcesses processes) {
+                   TlsFiles tls, NodeProcesses processes, Membership membership) {
+        this.membership = membership;
         this.channels = new PeerChannels(token, tls);
         this.heartbeatTimeoutNanos = heartbeatTimeout.toNanos();
         this.codecFrame = codecFrame;
@@ -115,7 +130,47 @@ final class ProcessBackend implements Backend {
             close();
             throw e;
         }
+        if (membership != null) {
+            long every = membership.every().toNanos();
+            resolving.scheduleWithFixedDelay(this::resolveAgain, every, every, TimeUnit.NANOSECONDS);
+        }
         return links;
+    }
+
+    /**
+     * Compares what the names resolve to now with the live nodes: a live node whose address is
+     * gone is lost (its attempts go elsewhere, its objects are rebuilt when needed); an address
+     * without a live node is offered to the owner, which connects it as a new incarnation if a
+     * node answers there. A lookup that fails changes nothing: a DNS hiccup must not cost nodes.
+     */
+    private void resolveAgain() {
+        List<String> now;
+        try {
+            now = membership.resolver().apply(membership.names());
+        } catch (RuntimeException lookupFailed) {
+            return;
+        }
+        java.util.Set<String> live = new java.util.HashSet<>();
+        for (Outbox o : outboxes.values()) {
+            if (now.contains(o.link.address)) {
+                live.add(o.link.address);
+            } else {
+                o.departed();
+            }
+        }
+        for (String address : now) {
+            if (live.contains(address)) {
+                continue;
+            }
+            // a channel that failed to connect waits out a growing backoff (up to 2 min) before
+            // it tries again; a node that came back must be reached now
+            channels.channel(address).resetConnectBackoff();
+            try {
+                events.nodeFound(address, id -> connect(id, address));
+            } catch (CroupierException notAnswering) {
+                // nobody serves there yet; the next round tries again
+            }
+        }
     }
 
     @Override
@@ -330,11 +385,19 @@ final class ProcessBackend implements Backend {
 
         /** Missed its heartbeats: dead to this driver; whatever it sends later is ignored. */
         void silent() {
+            endWith(link + " missed its heartbeats");
+        }
+
+        /** No name resolves to its address any more: lost to this driver, as a silent node is. */
+        void departed() {
+            endWith(link + " is no longer among the addresses its names resolve to");
+        }
+
+        private void endWith(String why) {
             ended();
             try {
                 synchronized (stream) {
-                    stream.onError(io.grpc.Status.UNAVAILABLE.withDescription(link + " missed its heartbeats")
-                            .asRuntimeException());
+                    stream.onError(io.grpc.Status.UNAVAILABLE.withDescription(why).asRuntimeException());
                 }
             } catch (RuntimeException alreadyGone) {
                 // nothing to end
@@ -490,6 +553,7 @@ final class ProcessBackend implements Backend {
 
     @Override
     public void close() {
+        resolving.shutdownNow();
         heartbeats.shutdownNow();
         for (Outbox o : outboxes.values()) {
             o.close();
