@@ -34,7 +34,7 @@ final class NodeProcesses implements AutoCloseable {
     private final Path memoryDirectory;
     private final Path spillDirectory;
     private final Path tokenFile;
-    private final Path logs;
+    private final ClaimedFolder logs;
     private final Map<Integer, Process> byId = new ConcurrentHashMap<>();
 
     NodeProcesses(int cpus, long storeBytes, Path memoryDirectory, Path spillDirectory, Path tokenFile) {
@@ -44,7 +44,7 @@ final class NodeProcesses implements AutoCloseable {
         this.memoryDirectory = memoryDirectory;
         this.spillDirectory = spillDirectory;
         try {
-            this.logs = Files.createTempDirectory("croupier-node-logs-");
+            this.logs = ClaimedFolder.create(Path.of(System.getProperty("java.io.tmpdir")), "croupier-node-logs-");
         } catch (IOException e) {
             throw new CroupierException(ErrorCode.UNAVAILABLE, "cannot create a folder for node logs: " + e.getMessage(), e);
         }
@@ -93,7 +93,7 @@ final class NodeProcesses implements AutoCloseable {
         if (tokenFile != null) {
             command.addAll(List.of("--token-file", tokenFile.toString())); // else CROUPIER_TOKEN is inherited
         }
-        Path log = logs.resolve("node-" + id + ".log");
+        Path log = logs.path.resolve("node-" + id + ".log");
         try {
             Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()))
                     .start();
@@ -130,7 +130,7 @@ final class NodeProcesses implements AutoCloseable {
     }
 
     private String awaitReady(int id, Process p) {
-        Path log = logs.resolve("node-" + id + ".log");
+        Path log = logs.path.resolve("node-" + id + ".log");
         String[] address = new String[1];
         Thread reader = Thread.ofPlatform().daemon().start(() -> {
             try {
@@ -215,10 +215,6 @@ final class NodeProcesses implements AutoCloseable {
             }
         }
         byId.clear();
-        try (var files = Files.walk(logs)) {
-            files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException | java.io.UncheckedIOException ignored) {
-            // a log that cannot be deleted is left in the temporary folder
-        }
+        logs.close();
     }
 }

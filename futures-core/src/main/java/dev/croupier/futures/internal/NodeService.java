@@ -32,13 +32,10 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.net.InetSocketAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -76,7 +73,7 @@ public final class NodeService implements AutoCloseable {
     static final int MAX_INBOUND_BYTES = 64 << 20;
 
     private final NodeRuntime runtime;
-    private final Path spillRoot;
+    private final ClaimedFolder spillRoot;
     private final Server server;
     private final String address;
     private final PeerChannels peers;
@@ -111,12 +108,11 @@ public final class NodeService implements AutoCloseable {
         this.smallObjectBytes = smallObjectBytes;
         this.storeBytes = storeBytes;
         Path base = spillDirectory != null ? spillDirectory : Path.of(System.getProperty("java.io.tmpdir"));
-        Files.createDirectories(base);
-        this.spillRoot = Files.createTempDirectory(base, "croupier-node-");
+        this.spillRoot = ClaimedFolder.create(base, "croupier-node-");
         ObjectStore.Builder store = ObjectStore.builder()
                 .name("node-" + ProcessHandle.current().pid() + "-" + Long.toUnsignedString(EmbeddedBackend.newTag(), 36))
                 .capacityBytes(storeBytes)
-                .spillDirectory(spillRoot);
+                .spillDirectory(spillRoot.path);
         if (memoryDirectory != null) {
             store.memoryDirectory(memoryDirectory);
         }
@@ -635,11 +631,7 @@ public final class NodeService implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         server.shutdownNow();
-        try (var paths = Files.walk(spillRoot)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException | UncheckedIOException ignored) {
-            // best effort: the store removed its own files
-        }
+        spillRoot.close();
     }
 
     static CroupierException unreachable(String address, StatusRuntimeException e) {
