@@ -43,7 +43,9 @@ import java.util.concurrent.TimeUnit;
  * stream that ends or fails means the node is dead to this driver: the owner resubmits its
  * attempts and its objects are lost. Values the driver reads are pulled with the data service
  * into the driver's heap; values it puts are streamed in chunks. Nodes this driver started
- * ({@link NodeProcesses}) can be killed and restarted; nodes it only connected to cannot.
+ * ({@link NodeProcesses}) can be killed and restarted; for nodes it only connected to, it
+ * resolves their names again periodically ({@link Membership}): a node answering at an address
+ * without a live node joins as a new incarnation, a node whose address is gone is lost.
  * Thread-safe.
  */
 final class ProcessBackend implements Backend {
