@@ -2,7 +2,6 @@ package dev.croupier.objectstore;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.nio.channels.WritableByteChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Collection;
@@ -175,8 +174,8 @@ public final class ObjectStore implements AutoCloseable {
     /**
      * Says where a sealed object's bytes are, so another process can map them without a copy:
      * the memory region file, a fallback file, or (for an object spilled without compression)
-     * its spill file. For an object in memory the range stays valid while a {@link PinnedObject}
-     * from {@link #get} is held on it; a spilled object's range stays valid until it is deleted.
+     * its spill file. The range stays valid while a {@link PinnedObject} from {@link #get} or an
+     * {@link ObjectReader} from {@link #openReader} is held on the object.
      * An object spilled with LZ4 cannot be mapped: {@link #get} it first.
      *
      * @param id the object
@@ -214,20 +213,18 @@ public final class ObjectStore implements AutoCloseable {
     }
 
     /**
-     * Streams a sealed object's bytes to {@code target} without restoring it into memory: from
-     * memory if it is resident, else straight from its spill file (with {@code transferTo}, so the
-     * kernel can move the bytes). Used to send spilled objects to other nodes.
+     * Pins a sealed object for reading in ranges where it lies: from memory if it is resident,
+     * else from its spill file without restoring it (see {@link ObjectReader}). Close the reader
+     * to unpin.
      *
      * @param id the object
-     * @param target where the bytes go; written with blocking writes
-     * @return the number of bytes sent (the object's size)
-     * @throws IOException if reading the spill file or writing the target fails
+     * @return the reader
      * @throws ObjectNotFoundException if the object does not exist or is not sealed
+     * @throws InterruptedException if interrupted while restoring an LZ4-spilled object
      */
-    public long transferTo(ObjectId id, WritableByteChannel target) throws IOException {
+    public ObjectReader openReader(ObjectId id) throws InterruptedException {
         Objects.requireNonNull(id, "id");
-        Objects.requireNonNull(target, "target");
-        return engine.transferTo(id, target);
+        return engine.openReader(id);
     }
 
     /**

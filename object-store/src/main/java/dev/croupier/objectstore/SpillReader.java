@@ -5,17 +5,15 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.channels.WritableByteChannel;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Reads spilled objects back: into store memory (restore) or straight to a channel (streaming
- * to another node without a detour through memory).
+ * Reads spilled objects back: into store memory (restore), or a range at a time into a
+ * reader's window ({@link ObjectReader}, to send an object to another node without restoring it).
  *
  * <p>Design note: raw payloads are read with one positional read into the destination memory
- * (no staging), or sent with {@code FileChannel.transferTo}, which lets the kernel move the
- * bytes (sendfile) when the target is a socket or file. An {@code O_DIRECT} file (see
+ * (no staging). An {@code O_DIRECT} file (see
  * {@link SpillFrame}) is read bypassing the page cache with one scattering read per run of
  * frames: the whole pages of page-aligned payloads straight into their destinations, all other
  * pages into per-thread scratch pages. The frame header is
@@ -269,42 +267,48 @@ final class SpillReader {
     }
 
     /**
-     * Streams a spilled object's bytes to {@code target}.
+     * Reads bytes {@code [offset, offset + length)} of a raw spilled object into {@code window}
+     * and returns a view of them there. On an {@code O_DIRECT} file the read covers the whole
+     * pages around the range, so the view starts inside the window at the range's page offset;
+     * if the direct read fails the page cache is used.
      *
-     * @param id the object, checked against the frame
-     * @param record where it is
-     * @param size the object's size
-     * @param target where to send the bytes
-     * @throws IOException on a read or write failure
+     * @param window page-aligned, at least {@code length} plus two pages
+     * @param checkHeader whether to check the frame's header first (once per reader is enough)
      */
-    static void transferTo(ObjectId id, SpillRecord record, long size, WritableByteChannel target) throws IOException {
-        try (FileChannel reader = record.file().openForReading()) {
-            checkHeader(reader, id, record, size);
-            if (record.compression() == Compression.NONE) {
-                long done = 0;
-                while (done < size) {
-                    long n = reader.transferTo(record.payloadOffset() + done, size - done, target);
-                    if (n <= 0 && target.isOpen() && reader.size() < record.payloadOffset() + size) {
-                        throw new IOException("spill file " + record.file() + " is shorter than the frame at "
-                                + record.frameOffset());
-                    }
-                    done += n;
-                }
-                return;
-            }
-            SpillCodec codec = SpillCodec.forThread();
-            long position = record.payloadOffset();
-            long written = 0;
-            while (written < size) {
-                int n = readChunk(reader, codec, record, position, size - written);
-                codec.raw.position(0).limit(n);
-                while (codec.raw.hasRemaining()) {
-                    target.write(codec.raw);
-                }
-                position += SpillFrame.LZ4_CHUNK_HEADER_BYTES + codec.stored.getInt(4);
-                written += n;
+    static MemorySegment readRange(ObjectId id, SpillRecord record, long size, long offset, int length,
+            ByteBuffer window, boolean checkHeader) throws IOException {
+        SpillFile file = record.file();
+        long start = record.payloadOffset() + offset;
+        if (checkHeader) {
+            try (FileChannel reader = file.openForReading()) {
+                checkHeader(reader, id, record, size);
             }
         }
+        if (file.direct) {
+            long from = start & -SpillFrame.PAGE;
+            long to = (start + length + SpillFrame.PAGE - 1) & -SpillFrame.PAGE;
+            try (FileChannel direct = file.openForDirectReading()) {
+                ByteBuffer pages = window.clear().limit((int) (to - from));
+                // the last pages of the file may end before a whole page: a short read there is fine
+                long at = from;
+                while (pages.hasRemaining() && at < start + length) {
+                    int n = direct.read(pages, at);
+                    if (n <= 0) {
+                        break;
+                    }
+                    at += n;
+                }
+                if (at >= start + length) {
+                    return MemorySegment.ofBuffer(window.clear()).asSlice(start - from, length);
+                }
+            } catch (IOException e) {
+                // the page cache below reports a real fault again, with its cause
+            }
+        }
+        try (FileChannel reader = file.openForReading()) {
+            file.readFully(reader, window.clear().limit(length), start);
+        }
+        return MemorySegment.ofBuffer(window.clear()).asSlice(0, length);
     }
 
     /** Reads and decompresses the chunk at {@code position} into {@code codec.raw}; returns its raw size. */

@@ -3,7 +3,6 @@ package dev.croupier.objectstore;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
-import java.nio.channels.WritableByteChannel;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -879,42 +878,42 @@ final class StoreEngine {
         }
     }
 
-    long transferTo(ObjectId id, WritableByteChannel target) throws IOException {
-        ObjectEntry entry;
-        MemorySegment resident = null;
-        SpillRecord record = null;
+    ObjectReader openReader(ObjectId id) throws InterruptedException {
         lock.lock();
         try {
             checkOpen();
-            entry = sealedEntry(id);
+            ObjectEntry entry = sealedEntry(id);
+            if (entry.resident() || entry.restoring || entry.spill.compression() != Compression.NONE) {
+                entry = pinResident(id, Priority.TASK_OUTPUT);
+                MemorySegment view = segmentOf(entry).asReadOnly();
+                return new ObjectReader(this, new Pinned(entry, view), view, null);
+            }
+            // pinned, the spill copy stays where it is: neither dropped nor compacted away
             makeBusy(entry);
             entry.pins++;
-            if (entry.resident()) {
-                resident = segmentOf(entry);
-            } else {
-                record = entry.spill;
-            }
+            return new ObjectReader(this, new Pinned(entry, null), null, entry.spill);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** One read of an {@link ObjectReader} of a spilled object; counted as I/O so close waits for it. */
+    MemorySegment readSpilled(ObjectId id, SpillRecord record, long size, long offset, int length, ByteBuffer window,
+            boolean checkHeader) throws IOException {
+        lock.lock();
+        try {
+            checkOpen();
             ioInFlight++;
         } finally {
             lock.unlock();
         }
         try {
-            if (resident != null) {
-                for (long o = 0; o < entry.size; o += 1 << 30) {
-                    ByteBuffer buffer = resident.asSlice(o, Math.min(1 << 30, entry.size - o)).asByteBuffer();
-                    while (buffer.hasRemaining()) {
-                        target.write(buffer);
-                    }
-                }
-            } else {
-                SpillReader.transferTo(entry.id, record, entry.size, target);
-            }
-            return entry.size;
+            return SpillReader.readRange(id, record, size, offset, length, window, checkHeader);
         } finally {
             lock.lock();
             try {
                 ioInFlight--;
-                unpinLocked(entry);
+                changed.signalAll();
             } finally {
                 lock.unlock();
             }

@@ -7,6 +7,8 @@ import com.sun.nio.file.ExtendedOpenOption;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,7 +24,7 @@ import net.jqwik.api.constraints.Size;
  * The spill file layout: any mix of small and page-aligned objects is written in whole pages,
  * with {@code O_DIRECT} where the file system allows it or through the page cache, and reads back
  * exactly, into page-aligned memory (the direct path on a direct file) and into unaligned memory
- * (the buffered path), singly and as runs.
+ * (the buffered path), singly and as runs, and in any range (as an {@link ObjectReader} reads).
  */
 class SpillFrameProperties {
 
@@ -30,7 +32,8 @@ class SpillFrameProperties {
     void framesOfAnySizeReadBackExactly(
             @ForAll @Size(min = 1, max = 12) List<@IntRange(min = 0, max = 300_000) Integer> sizes,
             @ForAll @IntRange(min = 64, max = 2 << 20) int fileBytes,
-            @ForAll boolean tryDirect) throws IOException {
+            @ForAll boolean tryDirect,
+            @ForAll long rangeSeed) throws IOException {
         Path dir = Files.createTempDirectory("croupier-spill-frames-");
         try (Arena arena = Arena.ofShared()) {
             SpillWriter writer = new SpillWriter(dir, fileBytes, Compression.NONE, tryDirect);
@@ -73,6 +76,15 @@ class SpillFrameProperties {
                 MemorySegment odd = arena.allocate(size + 64, 64).asSlice(64, size);
                 SpillReader.readInto(item.id(), record, odd);
                 assertEquals(-1, TestStores.firstMismatch(odd, i), "unaligned read of object " + i);
+                // any range, as a reader that streams the object to another node reads it
+                ByteBuffer window = SpillFrame.pages(ObjectReader.MAX_READ_BYTES / SpillFrame.PAGE + 2);
+                long offset = size == 0 ? 0 : Math.floorMod(rangeSeed * (i + 1), size);
+                int length = (int) Math.min(size - offset, Math.floorMod(rangeSeed >>> 7, 200_000));
+                MemorySegment range = SpillReader.readRange(item.id(), record, size, offset, length, window, true);
+                for (int b = 0; b < length; b++) {
+                    assertEquals(TestStores.byteAt(i, offset + b), range.get(ValueLayout.JAVA_BYTE, b),
+                            "byte " + (offset + b) + " of object " + i);
+                }
                 ids.add(item.id());
                 aligned.add(arena.allocate(Math.max(1, size), FreeListAllocator.PAGE).asSlice(0, size));
             }

@@ -53,6 +53,18 @@ final class TestStores {
         return -1;
     }
 
+    /** Reads a whole object through {@link ObjectStore#openReader}, {@code chunk} bytes per read. */
+    static byte[] readAll(ObjectStore store, ObjectId id, int chunk) throws Exception {
+        try (ObjectReader reader = store.openReader(id)) {
+            byte[] out = new byte[Math.toIntExact(reader.size())];
+            for (int at = 0; at < out.length; at += chunk) {
+                int n = Math.min(chunk, out.length - at);
+                MemorySegment.copy(reader.read(at, n), 0, MemorySegment.ofArray(out), at, n);
+            }
+            return out;
+        }
+    }
+
     static long countFiles(Path dir) {
         if (!Files.exists(dir)) {
             return 0;

@@ -5,6 +5,9 @@ import com.google.protobuf.UnsafeByteOperations;
 import dev.croupier.futures.CroupierException;
 import dev.croupier.futures.ErrorCode;
 import dev.croupier.futures.wire.Chunk;
+import dev.croupier.futures.wire.CodePart;
+import dev.croupier.futures.wire.CodeReply;
+import dev.croupier.futures.wire.CodeWanted;
 import dev.croupier.futures.wire.ControlGrpc;
 import dev.croupier.futures.wire.DataGrpc;
 import dev.croupier.futures.wire.DriverMessage;
@@ -36,6 +39,8 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -181,13 +186,23 @@ public final class NodeService implements AutoCloseable {
         /** When the driver last said anything (registered, or sent a message on its stream). */
         volatile long lastHeard = System.nanoTime();
 
+        /** The code the driver shipped; the session's functions and values resolve their classes here. */
+        final SessionClassLoader code;
+        /** Digests of the class files the session's code classes have here, by class name. */
+        final Map<String, byte[]> digests = new ConcurrentHashMap<>();
+        /** Attempts whose code class is missing here, by class name, until the driver ships it. */
+        private final Map<String, List<AttemptCall>> awaitingCode = new HashMap<>();
+        /** Classes the driver shipped, or could not ship: why their attempts cannot run here. */
+        private final Map<String, String> codeRefused = new ConcurrentHashMap<>();
+
         Session(RegisterRequest r) {
-            ValueCodecs codecs = new ValueCodecs(Map.of(), r.getSerializableAllowListList());
+            this.code = new SessionClassLoader(r.getSession(), NodeService.class.getClassLoader());
+            ValueCodecs codecs = new ValueCodecs(Map.of(), r.getSerializableAllowListList(), code);
             if (!r.getCodecs().isEmpty()) {
                 @SuppressWarnings("unchecked")
                 Map<Class<?>, dev.croupier.futures.Codec<?>> shipped = (Map<Class<?>, dev.croupier.futures.Codec<?>>)
                         codecs.decodeCode(MemorySegment.ofArray(r.getCodecs().toByteArray()));
-                codecs = new ValueCodecs(shipped, r.getSerializableAllowListList());
+                codecs = new ValueCodecs(shipped, r.getSerializableAllowListList(), code);
             }
             this.leaseMillis = r.getLeaseMillis();
             this.node = new NodeSession(r.getSession(), r.getNode(), r.getInlineBelow(), codecs, (n, call, outcome) -> report(call, outcome),
@@ -220,9 +235,67 @@ public final class NodeService implements AutoCloseable {
             return bytes;
         }
 
+        /**
+         * Queues an attempt, or answers at once that it cannot run here and why. An attempt whose
+         * code class this node lacks waits while the driver is asked for it, once per class.
+         */
+        void submit(AttemptCall call) {
+            try {
+                if (call.code() != null && !call.code().presentIn(address, code, digests)) {
+                    String name = call.code().className();
+                    String refused = codeRefused.get(name);
+                    if (refused != null) {
+                        throw new CroupierException(ErrorCode.BAD_INPUT, refused);
+                    }
+                    boolean ask;
+                    synchronized (awaitingCode) {
+                        List<AttemptCall> waiting = awaitingCode.computeIfAbsent(name, n -> new ArrayList<>());
+                        ask = waiting.isEmpty();
+                        waiting.add(call);
+                    }
+                    if (ask) {
+                        sender.send(NodeMessage.newBuilder().setCodeWanted(CodeWanted.newBuilder().setClassName(name))
+                                .build());
+                    }
+                    return;
+                }
+            } catch (RuntimeException refused) {
+                refuse(call.attemptId(), refused);
+                return;
+            }
+            runtime.submit(node, call);
+        }
+
+        /** The driver answered a {@code CodeWanted}: the attempts that waited run, or fail saying why. */
+        void codeArrived(String className, String refusal) {
+            if (refusal != null) {
+                codeRefused.put(className, "node " + address + " lacks class " + className
+                        + " and the driver could not ship it: " + refusal);
+            } else {
+                codeRefused.put(className, "class " + className + " is neither on the class path of node " + address
+                        + " nor in the jar the driver shipped for it");
+            }
+            List<AttemptCall> waiting;
+            synchronized (awaitingCode) {
+                waiting = awaitingCode.remove(className);
+            }
+            if (waiting != null) {
+                waiting.forEach(this::submit);
+            }
+        }
+
+        void refuse(long attemptId, RuntimeException why) {
+            sender.add(WireCodec.toWire(new AttemptOutcome(attemptId, AttemptOutcome.Kind.FAILED,
+                    AttemptOutcome.NO_SIZES, why, null, AttemptOutcome.NO_COPIES, 0, 0, 0, 0, 0,
+                    AttemptOutcome.NO_VALUES), node.codecs));
+        }
+
         /** Frees everything the session left: its lease ran out with no driver on the stream. */
         void expire() {
             sessions.remove(node.tag, this);
+            synchronized (awaitingCode) {
+                awaitingCode.clear();
+            }
             for (Long attempt : List.copyOf(node.attempts.keySet())) {
                 runtime.cancel(node, attempt);
             }
@@ -348,6 +421,89 @@ public final class NodeService implements AutoCloseable {
         }
 
         @Override
+        public StreamObserver<CodePart> shipCode(StreamObserver<CodeReply> reply) {
+            return new StreamObserver<>() {
+                private Session session;
+                private String className;
+                private String refusal;
+                private byte[] jar;
+                private int filled;
+                private boolean failed;
+
+                @Override
+                public void onNext(CodePart part) {
+                    if (failed) {
+                        return;
+                    }
+                    if (session == null) {
+                        session = sessions.get(part.getSession());
+                        className = part.getClassName();
+                        if (session == null) {
+                            fail(Status.FAILED_PRECONDITION.withDescription("session "
+                                    + Long.toHexString(part.getSession()) + " is not registered on node " + address));
+                            return;
+                        }
+                        if (!part.getRefusal().isEmpty()) {
+                            refusal = part.getRefusal();
+                            return;
+                        }
+                        if (part.getTotal() > SessionClassLoader.MAX_JAR_BYTES) {
+                            fail(Status.RESOURCE_EXHAUSTED.withDescription("node " + address + " takes jars of at most "
+                                    + (SessionClassLoader.MAX_JAR_BYTES >> 20) + " MiB; the one for " + className
+                                    + " has " + part.getTotal() + " bytes"));
+                            return;
+                        }
+                        jar = new byte[(int) part.getTotal()];
+                    }
+                    ByteString data = part.getData();
+                    if (jar == null || filled + data.size() > jar.length) {
+                        fail(Status.INVALID_ARGUMENT.withDescription("the jar for " + className
+                                + " sent more than its announced size"));
+                        return;
+                    }
+                    data.copyTo(jar, filled);
+                    filled += data.size();
+                }
+
+                private void fail(Status status) {
+                    failed = true;
+                    if (session != null) {
+                        session.codeArrived(className, status.getDescription()); // its attempts must not wait forever
+                    }
+                    reply.onError(status.asRuntimeException());
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                    jar = null;
+                }
+
+                @Override
+                public void onCompleted() {
+                    if (failed || session == null) {
+                        return;
+                    }
+                    if (refusal == null && (jar == null || filled != jar.length)) {
+                        fail(Status.INVALID_ARGUMENT.withDescription("the jar for " + className + " ended after "
+                                + filled + " bytes"));
+                        return;
+                    }
+                    int classes = 0;
+                    if (refusal == null) {
+                        try {
+                            classes = session.code.add(jar);
+                        } catch (IOException bad) {
+                            refusal = "the jar it sent is unusable: " + bad.getMessage();
+                        }
+                    }
+                    session.codeArrived(className, refusal);
+                    reply.onNext(CodeReply.newBuilder().setClasses(classes).build());
+                    reply.onCompleted();
+                }
+            };
+        }
+
+        @Override
         public StreamObserver<DriverMessage> session(StreamObserver<NodeMessage> out) {
             return new StreamObserver<>() {
                 private Session session;
@@ -380,22 +536,15 @@ public final class NodeService implements AutoCloseable {
                     }
                 }
 
-                /** Queues an attempt, or answers at once that it cannot run here and why. */
                 private void submit(dev.croupier.futures.wire.Attempt a) {
                     AttemptCall call;
                     try {
                         call = WireCodec.fromWire(a);
-                        if (call.code() != null) {
-                            call.code().check(address, NodeService.class.getClassLoader());
-                        }
                     } catch (RuntimeException refused) {
-                        session.sender.add(WireCodec.toWire(new AttemptOutcome(a.getAttemptId(),
-                                AttemptOutcome.Kind.FAILED, AttemptOutcome.NO_SIZES, refused, null,
-                                AttemptOutcome.NO_COPIES, 0, 0, 0, 0, 0, AttemptOutcome.NO_VALUES),
-                                session.node.codecs));
+                        session.refuse(a.getAttemptId(), refused);
                         return;
                     }
-                    runtime.submit(session.node, call);
+                    session.submit(call);
                 }
 
                 @Override
@@ -478,7 +627,7 @@ public final class NodeService implements AutoCloseable {
         public void pull(PullRequest request, StreamObserver<Chunk> plainOut) {
             ServerCallStreamObserver<Chunk> out = (ServerCallStreamObserver<Chunk>) plainOut;
             ObjectId id = WireCodec.id(request.getId());
-            NodeStore.Reading reading = open(out, id, () -> runtime.store().open(id));
+            NodeStore.Streaming reading = open(out, id, () -> runtime.store().stream(id));
             if (reading != null) {
                 new FrameSender(out, reading, id).start();
             }
@@ -562,16 +711,17 @@ public final class NodeService implements AutoCloseable {
 
     /**
      * Streams one pinned frame in chunks, each sent when the transport is ready for it (gRPC's
-     * flow control), so a slow puller never makes the holder buffer the object on its heap.
+     * flow control), so a slow puller never makes the holder buffer the object on its heap. A
+     * spilled frame's chunks are read from its spill file one at a time.
      */
     private static final class FrameSender implements Runnable {
         private final ServerCallStreamObserver<Chunk> out;
-        private final NodeStore.Reading reading;
+        private final NodeStore.Streaming reading;
         private final ObjectId id;
         private long offset;
         private boolean done;
 
-        FrameSender(ServerCallStreamObserver<Chunk> out, NodeStore.Reading reading, ObjectId id) {
+        FrameSender(ServerCallStreamObserver<Chunk> out, NodeStore.Streaming reading, ObjectId id) {
             this.out = out;
             this.reading = reading;
             this.id = id;
@@ -585,17 +735,24 @@ public final class NodeService implements AutoCloseable {
 
         @Override
         public synchronized void run() {
-            MemorySegment frame = reading.frame();
-            long total = frame.byteSize();
+            long total = reading.size();
             while (!done && out.isReady()) {
                 int n = (int) Math.min(CHUNK_BYTES, total - offset);
                 Chunk.Builder c = Chunk.newBuilder();
                 if (offset == 0) {
                     c.setId(WireCodec.key(id)).setTotal(total);
                 }
-                // A view of the pinned frame: gRPC copies it into its transport buffers during
-                // onNext, and the pin lasts until the last chunk is sent.
-                ByteBuffer view = frame.asSlice(offset, n).asByteBuffer();
+                // A view of the pinned frame, or of the reader's window over its spill file: gRPC
+                // copies it into its transport buffers during onNext, before the next chunk is read.
+                ByteBuffer view;
+                try {
+                    view = reading.chunk(offset, n).asByteBuffer();
+                } catch (IOException | RuntimeException unreadable) {
+                    out.onError(Status.DATA_LOSS.withDescription("node cannot read object " + id + " at offset "
+                            + offset + ": " + unreadable.getMessage()).asRuntimeException());
+                    finish();
+                    return;
+                }
                 out.onNext(c.setData(UnsafeByteOperations.unsafeWrap(view)).build());
                 offset += n;
                 if (offset == total) {

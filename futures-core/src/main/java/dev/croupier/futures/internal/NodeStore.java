@@ -4,11 +4,13 @@ import dev.croupier.objectstore.ObjectExistsException;
 import dev.croupier.objectstore.ObjectId;
 import dev.croupier.objectstore.ObjectLocation;
 import dev.croupier.objectstore.ObjectNotFoundException;
+import dev.croupier.objectstore.ObjectReader;
 import dev.croupier.objectstore.ObjectStore;
 import dev.croupier.objectstore.PinnedObject;
 import dev.croupier.objectstore.StoreClosedException;
 import dev.croupier.objectstore.StoreMetrics;
 import dev.croupier.objectstore.WritableObject;
+import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
@@ -249,16 +251,82 @@ final class NodeStore implements AutoCloseable {
         };
     }
 
+    /** An object read range by range, to send it to another node; close it to unpin. */
+    interface Streaming extends AutoCloseable {
+        /** The frame's size in bytes. */
+        long size();
+
+        /**
+         * Bytes {@code [offset, offset + length)} of the frame (length at most
+         * {@link ObjectReader#MAX_READ_BYTES}), valid until the next call.
+         */
+        MemorySegment chunk(long offset, int length) throws IOException;
+
+        @Override
+        void close();
+    }
+
+    /**
+     * Opens the frame of {@code id} for sending, or returns null if this node does not hold it.
+     * A spilled object is read from its spill file, not restored: its bytes are leaving, and a
+     * restore would evict objects this node's tasks still need.
+     */
+    Streaming stream(ObjectId id) throws InterruptedException {
+        byte[] bytes = small.get(id);
+        if (bytes != null) {
+            MemorySegment frame = MemorySegment.ofArray(bytes).asReadOnly();
+            return new Streaming() {
+                @Override
+                public long size() {
+                    return frame.byteSize();
+                }
+
+                @Override
+                public MemorySegment chunk(long offset, int length) {
+                    return frame.asSlice(offset, length);
+                }
+
+                @Override
+                public void close() {}
+            };
+        }
+        ObjectReader reader;
+        try {
+            reader = store.openReader(inStore(id));
+        } catch (ObjectNotFoundException absent) {
+            return null;
+        } catch (StoreClosedException nodeDied) {
+            throw new IllegalStateException(nodeDied.getMessage(), nodeDied);
+        }
+        return new Streaming() {
+            @Override
+            public long size() {
+                return reader.size();
+            }
+
+            @Override
+            public MemorySegment chunk(long offset, int length) throws IOException {
+                return reader.read(offset, length);
+            }
+
+            @Override
+            public void close() {
+                reader.close();
+            }
+        };
+    }
+
     /**
      * Pins {@code id} and says where its frame lies in a file another process on this host can
-     * map; null if the node does not hold it in its store (a small value lives on the heap).
-     * Close the reading to unpin.
+     * map: the store's memory, or its spill file (it is not restored for a copy that leaves);
+     * null if the node does not hold it in its store (a small value lives on the heap). Close
+     * the lending to unpin.
      */
     Lending lend(ObjectId id) throws InterruptedException {
         if (small.containsKey(id)) {
             return null;
         }
-        Reading pin = open(id);
+        Streaming pin = stream(id);
         if (pin == null) {
             return null;
         }
@@ -271,7 +339,7 @@ final class NodeStore implements AutoCloseable {
     }
 
     /** A pinned object and where its bytes lie; close to unpin. */
-    record Lending(Reading pin, ObjectLocation where) implements AutoCloseable {
+    record Lending(Streaming pin, ObjectLocation where) implements AutoCloseable {
         @Override
         public void close() {
             pin.close();

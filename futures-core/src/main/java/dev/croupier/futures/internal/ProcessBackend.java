@@ -6,6 +6,8 @@ import dev.croupier.futures.CroupierException;
 import dev.croupier.futures.ErrorCode;
 import dev.croupier.futures.wire.CancelBatch;
 import dev.croupier.futures.wire.Chunk;
+import dev.croupier.futures.wire.CodePart;
+import dev.croupier.futures.wire.CodeReply;
 import dev.croupier.futures.wire.ControlGrpc;
 import dev.croupier.futures.wire.DataGrpc;
 import dev.croupier.futures.wire.DispatchBatch;
@@ -72,6 +74,13 @@ final class ProcessBackend implements Backend {
     private final java.util.concurrent.ExecutorService sender = java.util.concurrent.Executors.newSingleThreadExecutor(
             r -> Thread.ofPlatform().daemon().name("croupier-driver-sender").unstarted(r));
     private final Map<NodeLink, Outbox> outboxes = new ConcurrentHashMap<>();
+    /** The code classes of dispatched attempts, by name, to ship to a node that lacks one. */
+    private final Map<String, Class<?>> codeClasses = new ConcurrentHashMap<>();
+    /** Jars of code sources shipped so far, by location: built once per driver. */
+    private final Map<String, byte[]> jars = new ConcurrentHashMap<>();
+    /** Ships code to nodes that ask; off the stream's thread, which must go on taking outcomes. */
+    private final java.util.concurrent.ExecutorService codeShipper = java.util.concurrent.Executors
+            .newSingleThreadExecutor(r -> Thread.ofPlatform().daemon().name("croupier-driver-code").unstarted(r));
     /** Current address by node id; sent to every node as the session's peer table. */
     private final CopyOnWriteArrayList<String> byId = new CopyOnWriteArrayList<>();
     private volatile Events events;
@@ -242,6 +251,69 @@ final class ProcessBackend implements Backend {
     }
 
     /**
+     * Answers a node's {@code CodeWanted}: streams the jar of the class's code source
+     * ({@link CodeSourceJar}), or says why it cannot, so the node's waiting attempts run or fail
+     * with the reason. A call that fails leaves the node to its heartbeats.
+     */
+    private void shipCode(String address, String className) {
+        byte[] jar = null;
+        String refusal = null;
+        Class<?> holder = codeClasses.get(className);
+        if (holder == null) {
+            refusal = "this driver sent no task code of that class";
+        } else {
+            try {
+                jar = jars.computeIfAbsent(holder.getProtectionDomain().getCodeSource() == null ? className
+                        : String.valueOf(holder.getProtectionDomain().getCodeSource().getLocation()), location -> {
+                    try {
+                        return CodeSourceJar.of(holder);
+                    } catch (java.io.IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                });
+            } catch (java.io.UncheckedIOException e) {
+                refusal = e.getCause().getMessage();
+            }
+        }
+        CountDownLatch answered = new CountDownLatch(1);
+        StreamObserver<CodePart> out = ControlGrpc.newStub(channels.channel(address))
+                .withDeadlineAfter(CALL_DEADLINE_MILLIS, TimeUnit.MILLISECONDS)
+                .shipCode(new StreamObserver<>() {
+                    @Override
+                    public void onNext(CodeReply reply) {}
+
+                    @Override
+                    public void onError(Throwable t) {
+                        answered.countDown();
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                        answered.countDown();
+                    }
+                });
+        try {
+            CodePart.Builder first = CodePart.newBuilder().setSession(session).setClassName(className);
+            if (jar == null) {
+                out.onNext(first.setRefusal(refusal).build());
+            } else {
+                for (int offset = 0; offset == 0 || offset < jar.length; offset += NodeService.CHUNK_BYTES) {
+                    CodePart.Builder part = offset == 0 ? first.setTotal(jar.length) : CodePart.newBuilder();
+                    out.onNext(part.setData(UnsafeByteOperations.unsafeWrap(jar, offset,
+                            Math.min(NodeService.CHUNK_BYTES, jar.length - offset))).build());
+                }
+            }
+            out.onCompleted();
+            answered.await(CALL_DEADLINE_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            out.onError(e);
+        } catch (RuntimeException callFailed) {
+            out.onError(callFailed);
+        }
+    }
+
+    /**
      * A node's command queue and its stream. Commands are queued under the monitor; one sender
      * at a time drains them into messages, outside the monitor, so producers never wait on the
      * network. Thread-safe.
@@ -356,6 +428,9 @@ final class ProcessBackend implements Backend {
                 for (Outcome o : m.getOutcomes().getOutcomesList()) {
                     events.outcome(link, WireCodec.fromWire(o, codecs));
                 }
+            } else if (m.hasCodeWanted()) {
+                String className = m.getCodeWanted().getClassName();
+                codeShipper.execute(() -> shipCode(link.address, className));
             }
         }
 
@@ -449,6 +524,9 @@ final class ProcessBackend implements Backend {
     @Override
     public void dispatch(NodeLink node, AttemptCall call) {
         Outbox outbox = outboxes.get(node);
+        if (call.code() != null && call.code().holder() != null) {
+            codeClasses.putIfAbsent(call.code().className(), call.code().holder());
+        }
         if (outbox != null) {
             outbox.dispatch(WireCodec.toWire(call, this::address));
         }
@@ -562,6 +640,7 @@ final class ProcessBackend implements Backend {
         }
         outboxes.clear();
         sender.shutdown();
+        codeShipper.shutdownNow();
         if (processes != null) {
             processes.close();
         }

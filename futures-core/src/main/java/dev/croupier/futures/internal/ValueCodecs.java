@@ -47,8 +47,20 @@ final class ValueCodecs {
     private final ObjectInputFilter filter;
     private final ObjectInputFilter codeFilter;
 
-    @SuppressWarnings("unchecked")
+    /** Where serialized classes are resolved; null for the JDK's default (the caller's loader). */
+    private final ClassLoader classes;
+
     ValueCodecs(Map<Class<?>, Codec<?>> userCodecs, List<String> allowList) {
+        this(userCodecs, allowList, null);
+    }
+
+    /**
+     * @param classes where the classes of serialized values and functions are found (a node's
+     *     session loader, which also holds the code its driver shipped), or null for the default
+     */
+    @SuppressWarnings("unchecked")
+    ValueCodecs(Map<Class<?>, Codec<?>> userCodecs, List<String> allowList, ClassLoader classes) {
+        this.classes = classes;
         userCodecs.forEach((type, codec) -> {
             codecIds.put(type, codecs.size());
             codecs.add((Codec<Object>) codec);
@@ -169,9 +181,10 @@ final class ValueCodecs {
         return tag == ValueFrame.SEGMENT || tag == ValueFrame.BYTE_BUFFER;
     }
 
-    private static Object deserialize(byte[] bytes, ObjectInputFilter filter) {
+    private Object deserialize(byte[] bytes, ObjectInputFilter filter) {
         Class<?>[] refused = new Class<?>[1];
-        try (ObjectInputStream in = new ObjectInputStream(new ByteArrayInputStream(bytes))) {
+        try (ObjectInputStream in = classes == null ? new ObjectInputStream(new ByteArrayInputStream(bytes))
+                : new ResolvingInput(bytes, classes)) {
             in.setObjectInputFilter(info -> {
                 ObjectInputFilter.Status status = filter.checkInput(info);
                 if (status == ObjectInputFilter.Status.REJECTED && refused[0] == null) {
@@ -188,6 +201,25 @@ final class ValueCodecs {
                     + " Cluster.Builder.allowSerializable(pattern) may be read", e);
         } catch (IOException | ClassNotFoundException e) {
             throw new CroupierException(ErrorCode.CODEC, "cannot deserialize a value: " + e, e);
+        }
+    }
+
+    /** Resolves serialized classes through a given loader (the session's) instead of the caller's. */
+    private static final class ResolvingInput extends ObjectInputStream {
+        private final ClassLoader classes;
+
+        ResolvingInput(byte[] bytes, ClassLoader classes) throws IOException {
+            super(new ByteArrayInputStream(bytes));
+            this.classes = classes;
+        }
+
+        @Override
+        protected Class<?> resolveClass(java.io.ObjectStreamClass desc) throws IOException, ClassNotFoundException {
+            try {
+                return Class.forName(desc.getName(), false, classes);
+            } catch (ClassNotFoundException notThere) {
+                return super.resolveClass(desc); // primitives' and arrays' names resolve there
+            }
         }
     }
 

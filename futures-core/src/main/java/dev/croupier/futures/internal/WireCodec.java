@@ -120,7 +120,7 @@ final class WireCodec {
         return new AttemptCall(a.getAttemptId(), a.getName(), a.getCpus(),
                 new Payload.Encoded(a.getFunction().toByteArray(), a.getStatelessFunction()), args, outputs,
                 a.getMultiReturn(),
-                a.getCodeClass().isEmpty() ? null : new CodeFingerprint(a.getCodeClass(), a.getCodeSha256().toByteArray()));
+                a.getCodeClass().isEmpty() ? null : new CodeFingerprint(a.getCodeClass(), a.getCodeSha256().toByteArray(), null));
     }
 
     private static AttemptCall.Ref ref(RefArg r) {

@@ -167,16 +167,63 @@ class NodeServiceTest {
         assertEquals((byte) (size - 1), viaStream[size - 1]);
     }
 
+    /** A spilled object leaves through its spill file: both paths read it there, and nothing is restored. */
     @Test
-    void anAttemptWhoseCodeDiffersOnTheNodeIsRefusedNamingTheClass() throws Exception {
+    void aSpilledObjectIsPulledFromItsSpillFileWithoutARestore() throws Exception {
+        control().register(register(0xDDDDL, 600_000).build());
+        int size = 9 << 20;
+        for (int i = 0; i < 6; i++) { // 54 MiB through a 32 MiB store: the first ones spill
+            put(0xDDDDL, new ObjectId(0xDDDDL, i), size);
+        }
+        StatsReply before = control().stats(StatsRequest.getDefaultInstance());
+        assertTrue(before.getBytesSpilled() >= 2L * size, "objects spilled: " + before);
+        String property = System.getProperty(SameHost.PROPERTY);
+        try {
+            for (String sameHost : new String[] {"true", "false"}) {
+                System.setProperty(SameHost.PROPERTY, sameHost);
+                try (PeerChannels puller = new PeerChannels(null, null)) {
+                    for (int i = 0; i < 6; i++) {
+                        byte[] got = new byte[size];
+                        assertEquals(size, puller.pull(node.address(), 0xDDDDL, new ObjectId(0xDDDDL, i),
+                                total -> java.lang.foreign.MemorySegment.ofArray(got)), "object " + i);
+                        assertEquals(ValueFrame.MAGIC, got[0]);
+                        for (int b = 3; b < size; b += 4093) {
+                            assertEquals((byte) b, got[b], "byte " + b + " of object " + i + ", same host " + sameHost);
+                        }
+                        assertEquals((byte) (size - 1), got[size - 1]);
+                    }
+                }
+            }
+        } finally {
+            if (property == null) {
+                System.clearProperty(SameHost.PROPERTY);
+            } else {
+                System.setProperty(SameHost.PROPERTY, property);
+            }
+        }
+        assertEquals(before.getBytesRestored(), control().stats(StatsRequest.getDefaultInstance()).getBytesRestored(),
+                "pulls of spilled objects restore nothing on the holder");
+    }
+
+    /**
+     * Code a node holds with other bytes is refused; code it lacks is asked of the driver, once
+     * per class, and its attempts wait: they fail naming the class when the driver cannot ship
+     * it, when the jar shipped lacks it, or when the jar is over the node's bound.
+     */
+    @Test
+    void anAttemptWhoseCodeDiffersOrCannotBeShippedIsRefusedNamingTheClass() throws Exception {
         control().register(register(0xDDDDL, 600_000).build());
         java.util.concurrent.LinkedBlockingQueue<dev.croupier.futures.wire.Outcome> outcomes =
                 new java.util.concurrent.LinkedBlockingQueue<>();
+        java.util.concurrent.LinkedBlockingQueue<String> wanted = new java.util.concurrent.LinkedBlockingQueue<>();
         StreamObserver<DriverMessage> session = ControlGrpc.newStub(channels.channel(node.address()))
                 .session(new StreamObserver<>() {
                     @Override
                     public void onNext(NodeMessage m) {
                         outcomes.addAll(m.getOutcomes().getOutcomesList());
+                        if (m.hasCodeWanted()) {
+                            wanted.add(m.getCodeWanted().getClassName());
+                        }
                     }
 
                     @Override
@@ -187,22 +234,67 @@ class NodeServiceTest {
                 });
         dev.croupier.futures.wire.Attempt.Builder attempt = dev.croupier.futures.wire.Attempt.newBuilder()
                 .setName("stale").setCpus(1).setFunction(ByteString.copyFrom(new byte[] {1}))
-                .addOutputs(WireCodec.key(new ObjectId(0xDDDDL, 1)));
+                .addOutputs(WireCodec.key(new ObjectId(0xDDDDL, 1)))
+                .setCodeSha256(ByteString.copyFrom(new byte[32]));
         session.onNext(DriverMessage.newBuilder().setSession(0xDDDDL).setDispatch(
                 dev.croupier.futures.wire.DispatchBatch.newBuilder()
-                        .addAttempts(attempt.clone().setAttemptId(1).setCodeClass(NodeServiceTest.class.getName())
-                                .setCodeSha256(ByteString.copyFrom(new byte[32])))
-                        .addAttempts(attempt.clone().setAttemptId(2).setCodeClass("com.example.Missing")
-                                .setCodeSha256(ByteString.copyFrom(new byte[32])))).build());
+                        .addAttempts(attempt.clone().setAttemptId(1).setCodeClass(NodeServiceTest.class.getName()))
+                        .addAttempts(attempt.clone().setAttemptId(2).setCodeClass("com.example.Missing"))
+                        .addAttempts(attempt.clone().setAttemptId(3).setCodeClass("com.example.Missing"))
+                        .addAttempts(attempt.clone().setAttemptId(4).setCodeClass("com.example.Unshippable"))
+                        .addAttempts(attempt.clone().setAttemptId(5).setCodeClass("com.example.Huge"))).build());
+        java.util.Set<String> asked = new java.util.HashSet<>();
+        for (int i = 0; i < 3; i++) {
+            asked.add(wanted.poll(10, TimeUnit.SECONDS));
+        }
+        assertEquals(java.util.Set.of("com.example.Missing", "com.example.Unshippable", "com.example.Huge"), asked);
+        java.io.ByteArrayOutputStream emptyJar = new java.io.ByteArrayOutputStream();
+        new java.util.jar.JarOutputStream(emptyJar).close();
+        shipCode(dev.croupier.futures.wire.CodePart.newBuilder().setSession(0xDDDDL).setClassName("com.example.Missing")
+                .setTotal(emptyJar.size()).setData(ByteString.copyFrom(emptyJar.toByteArray())).build());
+        shipCode(dev.croupier.futures.wire.CodePart.newBuilder().setSession(0xDDDDL)
+                .setClassName("com.example.Unshippable").setRefusal("it was generated at run time").build());
+        shipCode(dev.croupier.futures.wire.CodePart.newBuilder().setSession(0xDDDDL).setClassName("com.example.Huge")
+                .setTotal(SessionClassLoader.MAX_JAR_BYTES + 1L).build());
         java.util.Map<Long, String> why = new java.util.HashMap<>();
-        while (why.size() < 2) {
-            dev.croupier.futures.wire.Outcome o = outcomes.take();
+        while (why.size() < 5) {
+            dev.croupier.futures.wire.Outcome o = outcomes.poll(10, TimeUnit.SECONDS);
+            assertTrue(o != null, "every attempt is answered; answered so far: " + why);
             assertEquals(dev.croupier.futures.wire.Outcome.Kind.FAILED, o.getKind());
             why.put(o.getAttemptId(), o.getError().getMessage());
         }
         assertTrue(why.get(1L).contains("different bytes for class " + NodeServiceTest.class.getName()), why.get(1L));
-        assertTrue(why.get(2L).contains("com.example.Missing is not on the class path"), why.get(2L));
+        for (long a : new long[] {2, 3}) {
+            assertTrue(why.get(a).contains("class com.example.Missing is neither on the class path of node")
+                    && why.get(a).contains("nor in the jar the driver shipped"), why.get(a));
+        }
+        assertTrue(why.get(4L).contains("lacks class com.example.Unshippable and the driver could not ship it: it was"
+                + " generated at run time"), why.get(4L));
+        assertTrue(why.get(5L).contains("com.example.Huge") && why.get(5L).contains("at most 256 MiB"), why.get(5L));
+        assertEquals(null, wanted.poll(), "each class is asked for once");
         session.onCompleted();
+    }
+
+    private void shipCode(dev.croupier.futures.wire.CodePart part) throws InterruptedException {
+        CountDownLatch done = new CountDownLatch(1);
+        StreamObserver<dev.croupier.futures.wire.CodePart> out = ControlGrpc.newStub(channels.channel(node.address()))
+                .shipCode(new StreamObserver<>() {
+                    @Override
+                    public void onNext(dev.croupier.futures.wire.CodeReply reply) {}
+
+                    @Override
+                    public void onError(Throwable t) {
+                        done.countDown();
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                        done.countDown();
+                    }
+                });
+        out.onNext(part);
+        out.onCompleted();
+        assertTrue(done.await(10, TimeUnit.SECONDS));
     }
 
     private StatsReply stats() {
