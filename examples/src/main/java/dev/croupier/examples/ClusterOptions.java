@@ -1,11 +1,14 @@
 package dev.croupier.examples;
 
 import dev.croupier.futures.Cluster;
+import dev.croupier.futures.ClusterStats;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.IntToLongFunction;
 
@@ -117,6 +120,21 @@ public record ClusterOptions(int nodes, int processes, List<String> addresses, l
             out.add(address);
         }
         return out;
+    }
+
+    /**
+     * What failures cost a job so far, as the {@code --json} reports of the job subcommands
+     * name it: {@code retried_tasks}, {@code rebuilt_objects}, {@code nodes_lost} and
+     * {@code detection_seconds} (per lost node, from its last word to its detection).
+     */
+    public static Map<String, Object> failureReport(Cluster cluster) {
+        ClusterStats.Failures f = cluster.stats().failures();
+        Map<String, Object> report = new LinkedHashMap<>();
+        report.put("retried_tasks", f.retriedTasks());
+        report.put("rebuilt_objects", f.rebuiltObjects());
+        report.put("nodes_lost", f.nodesLost());
+        report.put("detection_seconds", f.detectionSeconds());
+        return report;
     }
 
     /** Starts the cluster these options describe; the caller closes it. */

@@ -122,6 +122,8 @@ public interface Cluster extends AutoCloseable {
         public static final long DEFAULT_OBJECT_STORE_BYTES = 512L << 20;
         /** Default time after which a silent node process is dead to the driver: 2 s. */
         public static final Duration DEFAULT_HEARTBEAT_TIMEOUT = Duration.ofSeconds(2);
+        /** Default time between two resolutions of the names given to {@link #connect}: 1 s. */
+        public static final Duration DEFAULT_RESOLVE_EVERY = Duration.ofSeconds(1);
         /** Default bound under which a value lives in its node's heap instead of the object store: 64 KiB. */
         public static final int DEFAULT_SMALL_OBJECT_BYTES = 64 << 10;
 
@@ -137,6 +139,7 @@ public interface Cluster extends AutoCloseable {
         private final List<String> addresses = new ArrayList<>();
         private int processes;
         private Duration heartbeatTimeout = DEFAULT_HEARTBEAT_TIMEOUT;
+        private Duration resolveEvery = DEFAULT_RESOLVE_EVERY;
         private Path tokenFile;
         private Path tlsAuthority;
 
@@ -229,8 +232,9 @@ public interface Cluster extends AutoCloseable {
 
         /**
          * Uses running node processes instead of starting nodes: {@code host:port} each, a name
-         * that resolves to several addresses being that many nodes. Store and CPU settings are
-         * the nodes' own.
+         * that resolves to several addresses being that many nodes. The names are resolved again
+         * every {@link #resolveEvery}, so nodes may join, come back and leave while the driver
+         * runs. Store and CPU settings are the nodes' own.
          */
         public Builder connect(String... addresses) {
             for (String a : addresses) {
@@ -246,6 +250,19 @@ public interface Cluster extends AutoCloseable {
          */
         public Builder heartbeatTimeout(Duration timeout) {
             this.heartbeatTimeout = Objects.requireNonNull(timeout, "heartbeatTimeout");
+            return this;
+        }
+
+        /**
+         * How often a driver that {@link #connect}s resolves its names again (default 1 s,
+         * 100 ms to 10 min). An address that a name comes to resolve to, or a node that answers
+         * again at an address whose node was lost (a node restarted on the same port), joins as
+         * a new node incarnation and takes new tasks; a node whose address no name resolves to
+         * any more is treated as lost: its tasks are retried elsewhere and its objects rebuilt
+         * when needed. Ignored by other clusters.
+         */
+        public Builder resolveEvery(Duration every) {
+            this.resolveEvery = Objects.requireNonNull(every, "resolveEvery");
             return this;
         }
 
@@ -275,35 +292,6 @@ public interface Cluster extends AutoCloseable {
             return OwnerCluster.start(conclude());
         }
 
-        private List<String> resolvedAddresses() {
-            List<String> out = new ArrayList<>();
-            for (String a : addresses) {
-                for (String one : a.split(",")) {
-                    String address = one.trim();
-                    int colon = address.lastIndexOf(':');
-                    if (colon <= 0 || colon == address.length() - 1) {
-                        throw new CroupierException(ErrorCode.BAD_INPUT, "Cluster.Builder.connect: '" + address
-                                + "' is not HOST:PORT");
-                    }
-                    String host = address.substring(0, colon);
-                    String port = address.substring(colon + 1);
-                    try {
-                        Integer.parseInt(port);
-                        for (java.net.InetAddress ip : java.net.InetAddress.getAllByName(host)) {
-                            out.add(ip.getHostAddress() + ":" + port);
-                        }
-                    } catch (NumberFormatException e) {
-                        throw new CroupierException(ErrorCode.BAD_INPUT, "Cluster.Builder.connect: '" + address
-                                + "' has no port number");
-                    } catch (java.net.UnknownHostException e) {
-                        throw new CroupierException(ErrorCode.UNAVAILABLE, "Cluster.Builder.connect: host '" + host
-                                + "' does not resolve", e);
-                    }
-                }
-            }
-            return out;
-        }
-
         ClusterConfig conclude() {
             check(nodes >= 1 && nodes <= 1024, "nodes", nodes, "1..1024");
             check(processes >= 0 && processes <= 1024, "processes", processes, "0..1024");
@@ -314,6 +302,9 @@ public interface Cluster extends AutoCloseable {
             check(heartbeatTimeout.compareTo(Duration.ofMillis(200)) >= 0
                     && heartbeatTimeout.compareTo(Duration.ofMinutes(10)) <= 0,
                     "heartbeatTimeout", heartbeatTimeout, "200 ms..10 min");
+            check(resolveEvery.compareTo(Duration.ofMillis(100)) >= 0
+                    && resolveEvery.compareTo(Duration.ofMinutes(10)) <= 0,
+                    "resolveEvery", resolveEvery, "100 ms..10 min");
             int perMachine = processes > 0 ? processes : nodes;
             int cpus = cpusPerNode == 0
                     ? Math.max(1, Runtime.getRuntime().availableProcessors() / perMachine)
@@ -325,7 +316,8 @@ public interface Cluster extends AutoCloseable {
             return new ClusterConfig(nodes, cpus, objectStoreBytes, smallObjectBytes,
                     memoryDirectory, spillDirectory, List.copyOf(serializableAllowList),
                     java.util.Collections.unmodifiableMap(new LinkedHashMap<>(codecs)), serializing,
-                    resolvedAddresses(), processes, heartbeatTimeout, tokenFile, tlsAuthority);
+                    dev.croupier.futures.internal.NodeAddresses.names(addresses), processes, heartbeatTimeout, tokenFile,
+                    tlsAuthority, resolveEvery, dev.croupier.futures.internal.NodeAddresses::resolve);
         }
 
         private static void check(boolean ok, String knob, Object value, String range) {

@@ -10,12 +10,33 @@ import java.util.Map;
  *
  * @param tasks one row per task name, in order of first submission
  * @param nodes one row per node id
+ * @param failures what node losses and failed attempts cost so far
  */
-public record ClusterStats(List<TaskStats> tasks, List<NodeStats> nodes) {
+public record ClusterStats(List<TaskStats> tasks, List<NodeStats> nodes, Failures failures) {
 
     public ClusterStats {
         tasks = List.copyOf(tasks);
         nodes = List.copyOf(nodes);
+    }
+
+    /**
+     * What failures cost the driver since the cluster started. Counters only grow, so an
+     * exporter may publish them as counters.
+     *
+     * @param retriedTasks attempts dispatched again: their node was lost, the attempt failed
+     *     with a retried exception, or an argument it needed was gone
+     * @param rebuiltObjects objects made again from lineage because no copy was left
+     * @param nodesLost node incarnations the driver lost (a crash, a broken stream, missed
+     *     heartbeats, or {@link Cluster#killNode})
+     * @param detectionSeconds per lost node, in order of detection: seconds from the last word
+     *     the driver had from it to the moment it was declared dead (0 for {@code killNode},
+     *     which knows the instant); at most one heartbeat period more than the true time from
+     *     the loss
+     */
+    public record Failures(long retriedTasks, long rebuiltObjects, int nodesLost, List<Double> detectionSeconds) {
+        public Failures {
+            detectionSeconds = List.copyOf(detectionSeconds);
+        }
     }
 
     /**
@@ -79,6 +100,9 @@ public record ClusterStats(List<TaskStats> tasks, List<NodeStats> nodes) {
                     bytes(n.bytesInMemory()), bytes(n.bytesSpilled()), bytes(n.bytesRestored()),
                     bytes(n.bytesFetched())));
         }
+        out.append(String.format(Locale.ROOT, "%nretried tasks %d, rebuilt objects %d, nodes lost %d, detection (s) %s%n",
+                failures.retriedTasks(), failures.rebuiltObjects(), failures.nodesLost(),
+                failures.detectionSeconds()));
         return out.toString();
     }
 

@@ -45,6 +45,7 @@ class ClusterTest {
             assertEquals(3L, c.get(a));
             assertTrue(c.stats().tasks().stream().anyMatch(t -> t.name().equals("sum") && t.count() == 1));
             assertTrue(c.stats().tasks().stream().anyMatch(t -> t.name().equals("ClusterTest::add")));
+            assertEquals(new ClusterStats.Failures(0, 0, 0, List.of()), c.stats().failures(), "a calm run");
         }
     }
 
@@ -362,6 +363,8 @@ class ClusterTest {
             assertTrue(lost.getMessage().contains(stored.id().toString()), lost.getMessage());
             ObjectRef<Integer> dependent = c.task((Integer x) -> x + 1, stored).remote();
             assertThrows(ObjectLostException.class, dependent::get);
+            // made and its argument were rebuilt; killNode knows each loss the instant it happens
+            assertEquals(new ClusterStats.Failures(0, 2, 3, List.of(0.0, 0.0, 0.0)), c.stats().failures());
         }
     }
 

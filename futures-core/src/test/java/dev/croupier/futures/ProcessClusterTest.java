@@ -214,6 +214,10 @@ class ProcessClusterTest {
                 }
             }
             assertEquals(List.of(0), c.aliveNodes(), "the silent node is dead to the driver");
+            ClusterStats.Failures failures = c.stats().failures();
+            assertEquals(1, failures.nodesLost(), failures.toString());
+            assertTrue(failures.detectionSeconds().getFirst() >= 0.5,
+                    "declared dead only once silent for the timeout: " + failures);
             ProcessHandle.of(pid).ifPresent(h -> h.onExit().join()); // the driver killed its silent node
         }
     }

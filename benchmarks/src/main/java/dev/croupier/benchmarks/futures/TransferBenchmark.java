@@ -5,6 +5,8 @@ import dev.croupier.futures.Cluster;
 import dev.croupier.futures.ObjectRef;
 import dev.croupier.futures.TaskOutput;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -20,13 +22,20 @@ import java.util.concurrent.TimeUnit;
  *
  * <pre>
  * java -cp benchmarks/target/benchmarks.jar dev.croupier.benchmarks.futures.TransferBenchmark \
- *     [object sizes in MiB = 1,64] [GiB moved per size = 2]
+ *     [object sizes in MiB = 1,64] [GiB moved per size = 2] [modes = processes]
  * </pre>
  *
  * One consumer task reads a batch of objects (up to 128 MiB), one pull after another, as a
  * reducer reads its blocks; the figure includes that task's dispatch and outcome. The stream
  * alone is measured with {@code -Dcroupier.pull.sameHost=false}, which the node processes
  * inherit.
+ *
+ * <p>Modes (comma-separated), each on two fresh node processes: {@code processes} (the driver
+ * starts them, {@code processes(2)}); {@code plain}, {@code token} and {@code tls}, nodes
+ * started as {@code croupier node} is, without security, with a token on every call, or
+ * serving TLS with a certificate made on the spot by {@code openssl}. Nodes on one host pass
+ * objects through shared memory, which neither the token nor TLS touches: their cost on the
+ * stream shows with {@code -Dcroupier.pull.sameHost=false}.
  */
 public final class TransferBenchmark {
 
@@ -35,17 +44,126 @@ public final class TransferBenchmark {
     public static void main(String[] args) throws Exception {
         String[] sizes = (args.length > 0 ? args[0] : "1,64").split(",");
         double gib = args.length > 1 ? Double.parseDouble(args[1]) : 2;
+        String[] modes = (args.length > 2 ? args[2] : "processes").split(",");
         System.out.printf("loopback TCP (iperf3, 1 stream): %s%n", iperf3());
-        try (Cluster c = Cluster.builder().processes(2).cpusPerNode(1).objectStoreBytes(512L << 20).start()) {
-            for (String s : sizes) {
-                long bytes = Long.parseLong(s.trim()) << 20;
-                int count = (int) Math.max(4, (long) (gib * (1L << 30)) / bytes);
-                pullRate(c, bytes, Math.min(count, 8)); // warm-up
-                double pulled = pullRate(c, bytes, count);
-                System.out.printf("%4d MiB objects: pulls %.0f MB/s (same-host path %s), memory copy %.0f MB/s%n",
-                        bytes >> 20, pulled / 1e6,
-                        "false".equals(System.getProperty("croupier.pull.sameHost")) ? "off" : "on",
-                        copyRate(bytes) / 1e6);
+        Path work = Files.createTempDirectory("croupier-transfer-");
+        try {
+            for (String mode : modes) {
+                try (SecuredNodes nodes = SecuredNodes.start(mode.trim(), work);
+                     Cluster c = nodes.driver()) {
+                    for (String s : sizes) {
+                        long bytes = Long.parseLong(s.trim()) << 20;
+                        int count = (int) Math.max(4, (long) (gib * (1L << 30)) / bytes);
+                        pullRate(c, bytes, Math.min(count, 8)); // warm-up
+                        double pulled = pullRate(c, bytes, count);
+                        System.out.printf("%-9s %4d MiB objects: pulls %.0f MB/s (same-host path %s), memory copy"
+                                        + " %.0f MB/s%n", mode.trim(), bytes >> 20, pulled / 1e6,
+                                "false".equals(System.getProperty("croupier.pull.sameHost")) ? "off" : "on",
+                                copyRate(bytes) / 1e6);
+                    }
+                }
+            }
+        } finally {
+            try (var paths = Files.walk(work)) {
+                paths.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+            }
+        }
+    }
+
+    /**
+     * Two node processes of one mode and how a driver reaches them. Nodes of {@code processes}
+     * belong to the driver; the others are launched here and stopped (SIGTERM) on close.
+     */
+    private record SecuredNodes(String mode, List<Process> launched, List<String> addresses, Path token,
+                                Path authority) implements AutoCloseable {
+
+        static SecuredNodes start(String mode, Path work) throws IOException, InterruptedException {
+            if (mode.equals("processes")) {
+                return new SecuredNodes(mode, List.of(), List.of(), null, null);
+            }
+            List<String> flags = new ArrayList<>(List.of("--port", "0", "--cpus", "1", "--store-memory", "512m",
+                    "--spill-dir", work.toString()));
+            Path token = null;
+            Path authority = null;
+            switch (mode) {
+                case "plain" -> { }
+                case "token" -> {
+                    token = Files.writeString(work.resolve("token"), "transfer-benchmark-token");
+                    flags.addAll(List.of("--token-file", token.toString()));
+                }
+                case "tls" -> {
+                    authority = certificates(work);
+                    flags.addAll(List.of("--tls-cert", work.resolve("node.pem").toString(), "--tls-key",
+                            work.resolve("node.key").toString(), "--tls-ca", authority.toString()));
+                }
+                default -> throw new IllegalArgumentException("mode '" + mode
+                        + "' is not processes, plain, token or tls");
+            }
+            List<Process> launched = new ArrayList<>();
+            List<String> addresses = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                List<String> command = new ArrayList<>(List.of(
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+                command.addAll(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments());
+                command.addAll(List.of("-cp", System.getProperty("java.class.path"),
+                        dev.croupier.futures.NodeServer.class.getName()));
+                command.addAll(flags);
+                Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+                launched.add(p);
+                String line = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(),
+                        java.nio.charset.StandardCharsets.UTF_8)).readLine();
+                if (line == null || !line.startsWith(dev.croupier.futures.NodeServer.READY)) {
+                    launched.forEach(Process::destroyForcibly);
+                    throw new IllegalStateException("node " + i + " of mode " + mode + " did not start: " + line);
+                }
+                addresses.add(line.substring(dev.croupier.futures.NodeServer.READY.length()).trim());
+            }
+            return new SecuredNodes(mode, launched, addresses, token, authority);
+        }
+
+        Cluster driver() {
+            if (launched.isEmpty()) {
+                return Cluster.builder().processes(2).cpusPerNode(1).objectStoreBytes(512L << 20).start();
+            }
+            Cluster.Builder b = Cluster.builder().connect(addresses.toArray(String[]::new));
+            if (token != null) {
+                b.tokenFile(token);
+            }
+            if (authority != null) {
+                b.tlsAuthority(authority);
+            }
+            return b.start();
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            launched.forEach(Process::destroy);
+            for (Process p : launched) {
+                if (!p.waitFor(15, TimeUnit.SECONDS)) {
+                    p.destroyForcibly();
+                }
+            }
+        }
+
+        /** A CA and a node certificate for 127.0.0.1 signed by it, made with openssl; returns the CA. */
+        private static Path certificates(Path work) throws IOException, InterruptedException {
+            openssl(work, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
+                    "-days", "1", "-subj", "/CN=croupier-benchmark-ca");
+            openssl(work, "req", "-newkey", "rsa:2048", "-nodes", "-keyout", "node.key", "-out", "node.csr",
+                    "-subj", "/CN=127.0.0.1");
+            Files.writeString(work.resolve("san.ext"), "subjectAltName=IP:127.0.0.1\n");
+            openssl(work, "x509", "-req", "-in", "node.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+                    "-out", "node.pem", "-days", "1", "-extfile", "san.ext");
+            return work.resolve("ca.pem");
+        }
+
+        private static void openssl(Path work, String... args) throws IOException, InterruptedException {
+            List<String> command = new ArrayList<>(List.of("openssl"));
+            command.addAll(List.of(args));
+            Process p = new ProcessBuilder(command).directory(work.toFile()).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            if (p.waitFor() != 0) {
+                throw new IOException(String.join(" ", command) + ": " + out);
             }
         }
     }

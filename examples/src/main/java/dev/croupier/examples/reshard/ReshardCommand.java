@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Set;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import dev.croupier.examples.ClusterOptions;
 import dev.croupier.examples.CroupierCli;
@@ -101,11 +102,30 @@ public final class ReshardCommand implements CroupierCli.Command {
                 .progress(progress(System.console() != null, System.err)).build();
         try (Cluster cluster = clusterOptions.start()) {
             ReshardResult result = job.run(cluster);
-            System.out.println(json ? result.toJson() : table(result));
+            Map<String, Object> failures = ClusterOptions.failureReport(cluster);
+            System.out.println(json ? withFailures(result.toJson(), failures) : table(result) + failureLine(failures));
             return 0;
         } catch (ReshardException e) {
             return fail(json, e.kind().name(), e.getMessage(), 1);
         }
+    }
+
+    /** The result's JSON object with the failure counts added to its fields. */
+    private static String withFailures(String resultJson, Map<String, Object> failures) throws IOException {
+        ObjectMapper mapper = new ObjectMapper();
+        ObjectNode node = (ObjectNode) mapper.readTree(resultJson);
+        failures.forEach((k, v) -> node.set(k, mapper.valueToTree(v)));
+        return mapper.writeValueAsString(node);
+    }
+
+    /** A line under the table when the run lost a node or retried work; nothing after a calm run. */
+    private static String failureLine(Map<String, Object> failures) {
+        boolean calm = ((Number) failures.get("retried_tasks")).longValue() == 0
+                && ((Number) failures.get("rebuilt_objects")).longValue() == 0
+                && ((Number) failures.get("nodes_lost")).intValue() == 0;
+        return calm ? "" : String.format(Locale.ROOT, "%nfailures: %d tasks retried, %d objects rebuilt, %d nodes lost"
+                + " (detected after %s s)", failures.get("retried_tasks"), failures.get("rebuilt_objects"),
+                failures.get("nodes_lost"), failures.get("detection_seconds"));
     }
 
     static RecordTransform transform(String className) {

@@ -215,6 +215,7 @@ public final class SortCommands {
                     : "read and write the data once, at the disk's bandwidth");
             r.put("ratio_to_bound", outcome.seconds() / boundSeconds);
         }
+        r.putAll(outcome.failures());
         if (extra != null) {
             r.putAll(extra);
         }

@@ -1,5 +1,6 @@
 package dev.croupier.examples.sort;
 
+import dev.croupier.examples.ClusterOptions;
 import dev.croupier.futures.Cluster;
 import dev.croupier.futures.ClusterStats;
 import dev.croupier.futures.ObjectRef;
@@ -37,9 +38,13 @@ import java.util.Map;
  */
 final class SortRun {
 
-    /** What a run measured, and the cluster it ran on: its nodes and each one's store capacity. */
+    /**
+     * What a run measured, and the cluster it ran on: its nodes, each one's store capacity, and
+     * what failures cost ({@link ClusterOptions#failureReport}).
+     */
     record Outcome(long bytes, double seconds, Map<String, Double> phases, String strategy, int partitions,
-                   long spilledBytes, long restoredBytes, int nodes, long storeBytesPerNode) {}
+                   long spilledBytes, long restoredBytes, int nodes, long storeBytesPerNode,
+                   Map<String, Object> failures) {}
 
     private final SortSettings settings;
     private final PrintStream progress = System.err;
@@ -99,7 +104,8 @@ final class SortRun {
                     long restored = stats.nodes().stream().mapToLong(ClusterStats.NodeStats::bytesRestored).sum();
                     outcome = new Outcome(bytes, (end - start) / 1e9, phases,
                             result.strategy().name().toLowerCase(Locale.ROOT), result.outputs().size(), spilled, restored,
-                            cluster.aliveNodes().size(), cluster.objectStoreBytes());
+                            cluster.aliveNodes().size(), cluster.objectStoreBytes(),
+                            ClusterOptions.failureReport(cluster));
                 }
             }
             if (partsDir == null) {
@@ -187,7 +193,7 @@ final class SortRun {
                 long restored = stats.nodes().stream().mapToLong(ClusterStats.NodeStats::bytesRestored).sum();
                 Outcome outcome = new Outcome(records * RECORD, (end - start) / 1e9, phases,
                         result.strategy().name().toLowerCase(Locale.ROOT), refs.size(), spilled, restored,
-                        cluster.aliveNodes().size(), cluster.objectStoreBytes());
+                        cluster.aliveNodes().size(), cluster.objectStoreBytes(), ClusterOptions.failureReport(cluster));
 
                 long v0 = System.nanoTime();
                 List<ObjectRef<byte[]>> outputSums = new ArrayList<>(refs.size());

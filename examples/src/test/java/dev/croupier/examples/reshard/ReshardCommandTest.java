@@ -23,6 +23,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import dev.croupier.examples.MidJobKill;
 import dev.croupier.examples.Options;
 import dev.croupier.examples.UsageException;
 import dev.croupier.formats.Record;
@@ -126,6 +127,40 @@ class ReshardCommandTest {
         for (String name : names) {
             assertArrayEquals(Files.readAllBytes(dir.resolve("embedded").resolve(name)),
                     Files.readAllBytes(dir.resolve("processes").resolve(name)), name);
+        }
+    }
+
+    @Test
+    void aNodeProcessKilledInTheMiddleOfAReshardChangesNoByteAndIsCounted() throws IOException {
+        Path spec = spec();
+        String spill = Files.createDirectories(dir.resolve("spill")).toString();
+        List<String> shape = List.of("--json", "--processes", "3", "--store-memory", "32m", "--spill-dir", spill,
+                "--set", "output_shard_size=10KiB");
+        List<String> calm = new ArrayList<>(List.of(spec.toString(), "--set",
+                "output_format=" + dir.resolve("calm/o-{00..99}.tar")));
+        List<String> killed = new ArrayList<>(List.of(spec.toString(), "--set",
+                "output_format=" + dir.resolve("killed/o-{00..99}.tar")));
+        calm.addAll(shape);
+        killed.addAll(shape);
+        Run calmRun = run(calm.toArray(String[]::new));
+        assertEquals(0, calmRun.code(), calmRun.out());
+        assertEquals(0, JSON.readTree(calmRun.out()).get("nodes_lost").asInt(), calmRun.out());
+        Run killedRun;
+        try (MidJobKill kill = MidJobKill.whenFirstCompletes("reshard-extract")) {
+            killedRun = run(killed.toArray(String[]::new));
+            assertTrue(kill.killedPid() > 0, "a node was killed in the middle of the reshard");
+        }
+        assertEquals(0, killedRun.code(), killedRun.out());
+        JsonNode report = JSON.readTree(killedRun.out());
+        assertEquals(1, report.get("nodes_lost").asInt(), killedRun.out());
+        assertEquals(1, report.get("detection_seconds").size(), killedRun.out());
+        assertTrue(report.has("retried_tasks") && report.has("rebuilt_objects"), killedRun.out());
+        List<String> names = shardNames(dir.resolve("calm"));
+        assertTrue(names.size() > 1, "10KiB shards: several outputs, got " + names);
+        assertEquals(names, shardNames(dir.resolve("killed")));
+        for (String name : names) {
+            assertArrayEquals(Files.readAllBytes(dir.resolve("calm").resolve(name)),
+                    Files.readAllBytes(dir.resolve("killed").resolve(name)), name);
         }
     }
 

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.croupier.examples.CroupierCli;
+import dev.croupier.examples.MidJobKill;
 import dev.croupier.examples.UsageException;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -108,6 +109,41 @@ class SortCommandsTest {
         assertArrayEquals(Files.readAllBytes(embedded), Files.readAllBytes(processes), "the same sorted bytes");
         assertTrue(JSON.readTree(run(new SortCommands.ValSort(), processes.toString(), "--json").out())
                 .get("ordered").asBoolean());
+    }
+
+    @Test
+    void aNodeProcessKilledInTheMiddleOfASortChangesNoByteAndIsCounted() throws Exception {
+        Path in = dir.resolve("in");
+        assertEquals(0, run(new SortCommands.GenSort(), "30000", in.toString(), "--seed", "8").code());
+        Path calm = dir.resolve("calm");
+        Path killed = dir.resolve("killed");
+        // 6 maps of 500 KB over 3 nodes: every node runs maps, and each map block (125 KB) is
+        // above the inline bound, so it lives on its node and is lost with it
+        String[] shape = {"--processes", "3", "--partitions", "4", "--mappers", "6", "--store-memory", "16m",
+                "--spill-dir", dir.toString(), "--json"};
+        Run calmRun = run(new SortCommands.Sort(), Stream.concat(Stream.of(in.toString(), calm.toString()),
+                Stream.of(shape)).toArray(String[]::new));
+        JsonNode calmReport = JSON.readTree(calmRun.out());
+        for (String key : List.of("retried_tasks", "rebuilt_objects", "nodes_lost")) {
+            assertEquals(0, calmReport.get(key).asLong(), key + " of a calm run: " + calmRun.out());
+        }
+        assertEquals(0, calmReport.get("detection_seconds").size());
+
+        Run killedRun;
+        try (MidJobKill kill = MidJobKill.whenFirstCompletes("-map")) {
+            killedRun = run(new SortCommands.Sort(), Stream.concat(Stream.of(in.toString(), killed.toString()),
+                    Stream.of(shape)).toArray(String[]::new));
+            assertTrue(kill.killedPid() > 0, "a node was killed in the middle of the sort");
+        }
+        assertEquals(0, killedRun.code());
+        assertArrayEquals(Files.readAllBytes(calm), Files.readAllBytes(killed), "the same sorted bytes");
+        JsonNode report = JSON.readTree(killedRun.out());
+        assertEquals(1, report.get("nodes_lost").asInt(), killedRun.out());
+        assertEquals(2, report.get("nodes").asInt(), killedRun.out());
+        assertTrue(report.get("retried_tasks").asLong() + report.get("rebuilt_objects").asLong() > 0,
+                "the lost node's maps ran again: " + killedRun.out());
+        assertEquals(1, report.get("detection_seconds").size(), killedRun.out());
+        assertTrue(report.get("detection_seconds").get(0).asDouble() >= 0, killedRun.out());
     }
 
     @Test

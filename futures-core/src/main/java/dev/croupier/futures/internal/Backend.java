@@ -21,8 +21,22 @@ interface Backend extends AutoCloseable {
         /** An attempt's outcome; stale ones (the attempt is no longer in the link) are ignored. */
         void outcome(NodeLink node, AttemptOutcome outcome);
 
-        /** The node incarnation is gone: a crash, a broken stream, or missed heartbeats. */
-        void nodeDied(NodeLink node);
+        /**
+         * The node incarnation is gone: a crash, a broken stream, or missed heartbeats.
+         *
+         * @param silentNanos how long before this report the node last said anything: the
+         *     time from its loss to its detection, as near as the driver can tell
+         */
+        void nodeDied(NodeLink node, long silentNanos);
+
+        /**
+         * A node answers at {@code address}, where the driver has no live node: a name came to
+         * resolve to it, or a lost node came back there. The owner picks its id (the lost
+         * node's, else a new one) and calls {@code connect} with it, which registers the node
+         * and returns its link, or throws if it cannot be reached. Nothing if a live node is
+         * there already or the cluster is closed.
+         */
+        void nodeFound(String address, java.util.function.IntFunction<NodeLink> connect);
     }
 
     /** Starts or connects the nodes; {@code events} receives every later report. */

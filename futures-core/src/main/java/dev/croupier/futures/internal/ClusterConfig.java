@@ -12,7 +12,11 @@ import java.util.Map;
  * @param spillDirectory null for the object store's default
  * @param codecs in registration order, which numbers them the same on the driver and the nodes
  * @param serializing whether the embedded backend encodes every message as the wire does
- * @param addresses node processes to connect to ({@code host:port}); empty for an embedded cluster
+ * @param addresses the names of node processes to connect to ({@code host:port}, checked for
+ *     form); empty for an embedded cluster
+ * @param resolveEvery how often the driver resolves {@code addresses} again
+ * @param resolver what the names stand for now ({@code ip:port} each): {@link NodeAddresses#resolve},
+ *     or a test's own
  * @param processes node processes to start on this machine; 0 for none
  * @param heartbeatTimeout a node process not heard from for this long is dead to the driver
  * @param tokenFile the token's file for node processes; null for {@code CROUPIER_TOKEN} or none
@@ -32,4 +36,14 @@ public record ClusterConfig(
         int processes,
         java.time.Duration heartbeatTimeout,
         Path tokenFile,
-        Path tlsAuthority) {}
+        Path tlsAuthority,
+        java.time.Duration resolveEvery,
+        java.util.function.UnaryOperator<List<String>> resolver) {
+
+    /** This configuration with another resolver of the names: a seam for tests of membership. */
+    public ClusterConfig withResolver(java.util.function.UnaryOperator<List<String>> other) {
+        return new ClusterConfig(nodes, cpusPerNode, objectStoreBytes, smallObjectBytes, memoryDirectory,
+                spillDirectory, serializableAllowList, codecs, serializing, addresses, processes, heartbeatTimeout,
+                tokenFile, tlsAuthority, resolveEvery, other);
+    }
+}

@@ -12,7 +12,6 @@ import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -43,7 +42,7 @@ final class EmbeddedBackend implements Backend {
     private final boolean serializing;
     private final long clusterTag;
     private final AtomicInteger incarnations = new AtomicInteger();
-    private final Path spillRoot;
+    private final ClaimedFolder spillRoot;
     /** Current incarnation by node id. */
     private final CopyOnWriteArrayList<Incarnation> byId = new CopyOnWriteArrayList<>();
     private final ConcurrentHashMap<NodeLink, Incarnation> byLink = new ConcurrentHashMap<>();
@@ -57,8 +56,7 @@ final class EmbeddedBackend implements Backend {
         try {
             Path base = config.spillDirectory() != null
                     ? config.spillDirectory() : Path.of(System.getProperty("java.io.tmpdir"));
-            Files.createDirectories(base);
-            this.spillRoot = Files.createTempDirectory(base, "croupier-cluster-");
+            this.spillRoot = ClaimedFolder.create(base, "croupier-cluster-");
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create a spill folder under " + config.spillDirectory(), e);
         }
@@ -82,7 +80,7 @@ final class EmbeddedBackend implements Backend {
     @Override
     public NodeLink startNode(int id) {
         String name = "node-" + id + "." + incarnations.incrementAndGet();
-        Path spill = spillRoot.resolve(name);
+        Path spill = spillRoot.path.resolve(name);
         // Store names must be unique on the machine (their memory folders share /dev/shm), also
         // across clusters and JVMs: the cluster's random tag makes them so.
         String storeName = Long.toUnsignedString(clusterTag, 36) + "-" + name;
@@ -246,15 +244,7 @@ final class EmbeddedBackend implements Backend {
             inc.runtime().awaitStopped(Math.max(0, (deadline - System.nanoTime()) / 1_000_000L));
         }
         byLink.clear();
-        deleteTree(spillRoot);
-    }
-
-    private static void deleteTree(Path root) {
-        try (var paths = Files.walk(root)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException | UncheckedIOException ignored) {
-            // best effort: the stores already removed their own files
-        }
+        spillRoot.close();
     }
 
     /** A new random session tag. */

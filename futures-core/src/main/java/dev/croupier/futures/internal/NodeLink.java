@@ -55,10 +55,13 @@ final class NodeLink {
         return inFlight.remove(attemptId);
     }
 
-    /** Declares the incarnation dead; returns the attempts that were in flight (once). */
+    /**
+     * Declares the incarnation dead; returns the attempts that were in flight, or null if it
+     * was already dead (so a loss is counted once, whichever of its reports comes first).
+     */
     synchronized List<TaskSpec.Attempt> die() {
         if (!alive) {
-            return List.of();
+            return null;
         }
         alive = false;
         List<TaskSpec.Attempt> lost = new ArrayList<>(inFlight.values());

@@ -34,7 +34,7 @@ final class NodeProcesses implements AutoCloseable {
     private final Path memoryDirectory;
     private final Path spillDirectory;
     private final Path tokenFile;
-    private final Path logs;
+    private final ClaimedFolder logs;
     private final Map<Integer, Process> byId = new ConcurrentHashMap<>();
     /** Set when a node failed to start: its log, which the error names, outlives close. */
     private volatile boolean keepLogs;
@@ -46,7 +46,7 @@ final class NodeProcesses implements AutoCloseable {
         this.memoryDirectory = memoryDirectory;
         this.spillDirectory = spillDirectory;
         try {
-            this.logs = Files.createTempDirectory("croupier-node-logs-");
+            this.logs = ClaimedFolder.create(Path.of(System.getProperty("java.io.tmpdir")), "croupier-node-logs-");
         } catch (IOException e) {
             throw new CroupierException(ErrorCode.UNAVAILABLE, "cannot create a folder for node logs: " + e.getMessage(), e);
         }
@@ -95,7 +95,7 @@ final class NodeProcesses implements AutoCloseable {
         if (tokenFile != null) {
             command.addAll(List.of("--token-file", tokenFile.toString())); // else CROUPIER_TOKEN is inherited
         }
-        Path log = logs.resolve("node-" + id + ".log");
+        Path log = logs.path.resolve("node-" + id + ".log");
         try {
             Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()))
                     .start();
@@ -132,7 +132,7 @@ final class NodeProcesses implements AutoCloseable {
     }
 
     private String awaitReady(int id, Process p) {
-        Path log = logs.resolve("node-" + id + ".log");
+        Path log = logs.path.resolve("node-" + id + ".log");
         String[] address = new String[1];
         Thread reader = Thread.ofPlatform().daemon().start(() -> {
             try {
@@ -186,6 +186,12 @@ final class NodeProcesses implements AutoCloseable {
         }
     }
 
+    /** The process id of node {@code id}; -1 if it is not running. */
+    long pid(int id) {
+        Process p = byId.get(id);
+        return p == null ? -1 : p.pid();
+    }
+
     /** Kills node {@code id} as {@code kill -9} would. */
     void kill(int id) {
         Process p = byId.remove(id);
@@ -219,13 +225,8 @@ final class NodeProcesses implements AutoCloseable {
             }
         }
         byId.clear();
-        if (keepLogs) {
-            return;
-        }
-        try (var files = Files.walk(logs)) {
-            files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException | java.io.UncheckedIOException ignored) {
-            // a log that cannot be deleted is left in the temporary folder
+        if (!keepLogs) { // else kept, and claimed, while this process lives
+            logs.close();
         }
     }
 }

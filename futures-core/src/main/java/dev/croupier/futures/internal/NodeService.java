@@ -35,14 +35,11 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.net.InetSocketAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -62,7 +59,9 @@ import java.util.concurrent.TimeUnit;
  * argument from a peer with the data service's {@code Pull}, which streams the holder's frame in
  * chunks under gRPC flow control: the next chunk is sent only when the transport is ready for
  * it. When a session's stream ends, its objects are kept for the lease, then freed, so a driver
- * that died leaves nothing behind while another driver's session carries on. Thread-safe.
+ * that died leaves nothing behind while another driver's session carries on; a session whose
+ * driver says nothing for the whole lease on a stream that stays open is ended and freed the
+ * same way. Thread-safe.
  */
 public final class NodeService implements AutoCloseable {
 
@@ -79,7 +78,7 @@ public final class NodeService implements AutoCloseable {
     static final int MAX_INBOUND_BYTES = 64 << 20;
 
     private final NodeRuntime runtime;
-    private final Path spillRoot;
+    private final ClaimedFolder spillRoot;
     private final Server server;
     private final String address;
     private final PeerChannels peers;
@@ -114,12 +113,11 @@ public final class NodeService implements AutoCloseable {
         this.smallObjectBytes = smallObjectBytes;
         this.storeBytes = storeBytes;
         Path base = spillDirectory != null ? spillDirectory : Path.of(System.getProperty("java.io.tmpdir"));
-        Files.createDirectories(base);
-        this.spillRoot = Files.createTempDirectory(base, "croupier-node-");
+        this.spillRoot = ClaimedFolder.create(base, "croupier-node-");
         ObjectStore.Builder store = ObjectStore.builder()
                 .name("node-" + ProcessHandle.current().pid() + "-" + Long.toUnsignedString(EmbeddedBackend.newTag(), 36))
                 .capacityBytes(storeBytes)
-                .spillDirectory(spillRoot);
+                .spillDirectory(spillRoot.path);
         if (memoryDirectory != null) {
             store.memoryDirectory(memoryDirectory);
         }
@@ -138,6 +136,30 @@ public final class NodeService implements AutoCloseable {
         }
         this.server = builder.build().start();
         this.address = bind + ":" + server.getPort();
+        leases.scheduleWithFixedDelay(this::expireSilentSessions, SILENCE_CHECK_MILLIS, SILENCE_CHECK_MILLIS,
+                TimeUnit.MILLISECONDS);
+    }
+
+    /** How often sessions are checked for a driver gone silent. */
+    private static final long SILENCE_CHECK_MILLIS = 250;
+
+    /**
+     * Ends and expires every session whose driver said nothing for its whole lease while its
+     * stream stayed open: a driver host that froze or lost the network leaves the TCP
+     * connection standing without a word (a live driver sends heartbeats several times a
+     * second), and its objects must not hold the store for ever. A driver that wakes up finds
+     * its stream failed and counts this node dead.
+     */
+    private void expireSilentSessions() {
+        long now = System.nanoTime();
+        for (Session s : sessions.values()) {
+            if (!s.ended && now - s.lastHeard > TimeUnit.MILLISECONDS.toNanos(s.leaseMillis)) {
+                s.ended = true;
+                s.sender.hangUp(Status.UNAVAILABLE.withDescription("node " + address + ": session "
+                        + Long.toHexString(s.node.tag) + " said nothing for its lease (" + s.leaseMillis + " ms)"));
+                s.expire();
+            }
+        }
     }
 
     /** {@code host:port} the node serves on. */
@@ -161,6 +183,8 @@ public final class NodeService implements AutoCloseable {
         final Map<Integer, String> peerAddresses = new ConcurrentHashMap<>();
         final OutcomeSender sender = new OutcomeSender();
         volatile boolean ended;
+        /** When the driver last said anything (registered, or sent a message on its stream). */
+        volatile long lastHeard = System.nanoTime();
 
         /** The code the driver shipped; the session's functions and values resolve their classes here. */
         final SessionClassLoader code;
@@ -348,6 +372,18 @@ public final class NodeService implements AutoCloseable {
         synchronized void detach() {
             stream = null;
         }
+
+        /** Ends the stream from this side with {@code why}; the driver sees it fail. */
+        synchronized void hangUp(Status why) {
+            if (stream != null) {
+                try {
+                    stream.onError(why.asRuntimeException());
+                } catch (RuntimeException alreadyGone) {
+                    // nothing to end
+                }
+                stream = null;
+            }
+        }
     }
 
     private final class Control extends ControlGrpc.ControlImplBase {
@@ -484,6 +520,7 @@ public final class NodeService implements AutoCloseable {
                         }
                         session.sender.attach(out);
                     }
+                    session.lastHeard = System.nanoTime();
                     switch (m.getKindCase()) {
                         case DISPATCH -> m.getDispatch().getAttemptsList().forEach(this::submit);
                         case CANCEL -> m.getCancel().getAttemptIdsList().forEach(id -> runtime.cancel(session.node, id));
@@ -751,11 +788,7 @@ public final class NodeService implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         server.shutdownNow();
-        try (var paths = Files.walk(spillRoot)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException | UncheckedIOException ignored) {
-            // best effort: the store removed its own files
-        }
+        spillRoot.close();
     }
 
     static CroupierException unreachable(String address, StatusRuntimeException e) {

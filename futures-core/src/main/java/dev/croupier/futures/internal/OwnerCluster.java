@@ -82,6 +82,12 @@ public final class OwnerCluster implements Cluster, Backend.Events {
     private final ConcurrentHashMap<ObjectId, OwnedObject> table = new ConcurrentHashMap<>();
     private final CopyOnWriteArrayList<NodeLink> nodes = new CopyOnWriteArrayList<>();
     private final TaskStatsRecorder stats = new TaskStatsRecorder();
+    /** Attempts dispatched again: after a node loss, a failed attempt, or a lost argument. */
+    private final AtomicLong retriedTasks = new AtomicLong();
+    /** Objects rebuilt from lineage because every copy was lost. */
+    private final AtomicLong rebuiltObjects = new AtomicLong();
+    /** Per node incarnation lost, in order of detection: seconds from its loss to its detection. */
+    private final CopyOnWriteArrayList<Double> detectionSeconds = new CopyOnWriteArrayList<>();
     private final Placement placement;
     private volatile boolean closed;
 
@@ -96,7 +102,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         if (!config.addresses().isEmpty() || config.processes() > 0) {
             byte[] codecFrame = shippedCodecs(codecs, config);
             NodeProcesses processes = null;
-            List<String> addresses = config.addresses();
+            List<String> addresses = config.processes() > 0 ? List.of() : config.resolver().apply(config.addresses());
             if (config.processes() > 0) {
                 processes = new NodeProcesses(config.cpusPerNode(), config.objectStoreBytes(),
                         config.memoryDirectory(), config.spillDirectory(), config.tokenFile());
@@ -111,7 +117,9 @@ public final class OwnerCluster implements Cluster, Backend.Events {
             }
             backend = new ProcessBackend(addresses, codecs, codecFrame, config.serializableAllowList(), tag,
                     config.smallObjectBytes(), config.heartbeatTimeout(), CallToken.of(config.tokenFile()),
-                    processes == null ? TlsFiles.client(config.tlsAuthority()) : null, processes);
+                    processes == null ? TlsFiles.client(config.tlsAuthority()) : null, processes,
+                    processes == null ? new ProcessBackend.Membership(config.addresses(), config.resolver(),
+                            config.resolveEvery()) : null);
         } else {
             backend = new EmbeddedBackend(config, codecs, tag);
         }
@@ -457,6 +465,24 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         TaskSpec spec = attempt.spec;
         stats.record(spec.name, node.id, outcome.kind() == AttemptOutcome.Kind.FAILED, outcome.queueNanos(),
                 outcome.wallNanos(), outcome.cpuNanos(), outcome.bytesIn(), outcome.bytesOut());
+        if (outcome.kind() == AttemptOutcome.Kind.COMPLETED && OutcomeTap.armedFor(spec.name)) {
+            OutcomeTap.fire(spec.name, new OutcomeTap.Event() {
+                @Override
+                public Cluster cluster() {
+                    return OwnerCluster.this;
+                }
+
+                @Override
+                public int nodeId() {
+                    return node.id;
+                }
+
+                @Override
+                public long pid(int nodeId) {
+                    return backend instanceof ProcessBackend process ? process.pid(nodeId) : -1;
+                }
+            });
+        }
         switch (outcome.kind()) {
             case COMPLETED -> complete(attempt, outcome.sizes(), outcome.values());
             case FAILED -> attemptFailed(attempt, outcome.error());
@@ -465,12 +491,43 @@ public final class OwnerCluster implements Cluster, Backend.Events {
     }
 
     @Override
-    public void nodeDied(NodeLink node) {
-        resubmit(node, node.die());
+    public void nodeFound(String address, java.util.function.IntFunction<NodeLink> connect) {
+        if (closed) {
+            return;
+        }
+        synchronized (nodes) {
+            int id = nodes.size();
+            for (NodeLink n : nodes) {
+                if (n.address.equals(address)) {
+                    if (n.alive()) {
+                        return;
+                    }
+                    id = n.id; // a new incarnation at a lost node's address takes its id
+                }
+            }
+            NodeLink link = connect.apply(id);
+            if (id == nodes.size()) {
+                nodes.add(link);
+            } else {
+                nodes.set(id, link);
+            }
+        }
     }
 
-    /** Sends a dead node's attempts elsewhere, each spending a retry. */
-    private void resubmit(NodeLink node, List<TaskSpec.Attempt> lost) {
+    @Override
+    public void nodeDied(NodeLink node, long silentNanos) {
+        resubmit(node, node.die(), silentNanos);
+    }
+
+    /**
+     * Counts a node's loss and sends its attempts elsewhere, each spending a retry; nothing if
+     * the loss was already handled ({@code lost} is null).
+     */
+    private void resubmit(NodeLink node, List<TaskSpec.Attempt> lost, long detectionNanos) {
+        if (lost == null) {
+            return;
+        }
+        detectionSeconds.add(detectionNanos / 1e9);
         for (TaskSpec.Attempt attempt : lost) {
             TaskSpec spec = attempt.spec;
             boolean resubmit;
@@ -487,6 +544,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
                 }
             }
             if (resubmit) {
+                retriedTasks.incrementAndGet();
                 submitSpec(spec);
             } else {
                 releaseDeps(spec);
@@ -562,6 +620,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
             gen = ++spec.generation;
             spec.pendingDeps = 1;
         }
+        retriedTasks.incrementAndGet();
         // The node found no copy where the call said: forget those locations (a later
         // location, unknown at dispatch, stays), so the next placement rebuilds or goes there.
         lost.removeLocations(attempt.call.refTo(lostId).nodes());
@@ -589,6 +648,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         }
         discardOutputs(node, spec.outputs);
         if (retry) {
+            retriedTasks.incrementAndGet();
             submitSpec(spec);
             return;
         }
@@ -647,6 +707,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
                     + " put cannot be rebuilt"), completionSeq.incrementAndGet()));
             return;
         }
+        rebuiltObjects.incrementAndGet();
         boolean resubmit;
         synchronized (creator) {
             resubmit = creator.state == TaskSpec.State.DONE;
@@ -813,10 +874,11 @@ public final class OwnerCluster implements Cluster, Backend.Events {
     @Override
     public void killNode(int nodeId) {
         NodeLink node = node(nodeId);
-        // Declared dead first, so that what its interrupted tasks report is stale.
+        // Declared dead first, so that what its interrupted tasks report is stale; the loss is
+        // known the instant it happens.
         List<TaskSpec.Attempt> lost = node.die();
         backend.kill(node);
-        resubmit(node, lost);
+        resubmit(node, lost, 0);
     }
 
     @Override
@@ -881,7 +943,8 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         for (NodeLink n : nodes) {
             nodeStats.add(backend.stats(n));
         }
-        return new ClusterStats(stats.snapshot(), nodeStats);
+        return new ClusterStats(stats.snapshot(), nodeStats, new ClusterStats.Failures(retriedTasks.get(),
+                rebuiltObjects.get(), detectionSeconds.size(), List.copyOf(detectionSeconds)));
     }
 
     @Override

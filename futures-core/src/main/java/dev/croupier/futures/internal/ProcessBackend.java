@@ -45,12 +45,18 @@ import java.util.concurrent.TimeUnit;
  * stream that ends or fails means the node is dead to this driver: the owner resubmits its
  * attempts and its objects are lost. Values the driver reads are pulled with the data service
  * into the driver's heap; values it puts are streamed in chunks. Nodes this driver started
- * ({@link NodeProcesses}) can be killed and restarted; nodes it only connected to cannot.
+ * ({@link NodeProcesses}) can be killed and restarted; for nodes it only connected to, it
+ * resolves their names again periodically ({@link Membership}): a node answering at an address
+ * without a live node joins as a new incarnation, a node whose address is gone is lost.
  * Thread-safe.
  */
 final class ProcessBackend implements Backend {
 
-    /** How long a node keeps a session's objects after its stream ends. */
+    /**
+     * How long a node keeps a session's objects after its stream ends, or after the driver
+     * last said anything on it; at least two heartbeat timeouts, so a live driver never goes
+     * that long without a word.
+     */
     static final long LEASE_MILLIS = 10_000;
     /** Deadline of a control call (register, stats). */
     private static final long CALL_DEADLINE_MILLIS = 10_000;
@@ -80,6 +86,19 @@ final class ProcessBackend implements Backend {
     private volatile Events events;
     private volatile long storeBytes;
     private final long heartbeatTimeoutNanos;
+    /**
+     * The names a driver connected to, resolved again every {@code every}: an address without a
+     * live node is offered to the owner ({@link Events#nodeFound}), a live node at an address no
+     * name resolves to any more is lost.
+     */
+    record Membership(List<String> names, java.util.function.UnaryOperator<List<String>> resolver,
+                      java.time.Duration every) {}
+
+    private final Membership membership;
+    /** Resolves the names again; apart from heartbeats, so a slow lookup never delays them. */
+    private final java.util.concurrent.ScheduledExecutorService resolving =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+                    r -> Thread.ofPlatform().daemon().name("croupier-driver-resolver").unstarted(r));
     /** Sends heartbeats and declares silent nodes dead, four times per timeout. */
     private final java.util.concurrent.ScheduledExecutorService heartbeats =
             java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
@@ -91,10 +110,12 @@ final class ProcessBackend implements Backend {
      * @param token carried by every call, or null
      * @param tls how calls are encrypted, or null for plaintext
      * @param processes the node processes this driver started, or null if it only connects
+     * @param membership the names to resolve again, or null (nodes this driver started)
      */
     ProcessBackend(List<String> addresses, ValueCodecs codecs, byte[] codecFrame, List<String> allowList,
                    long session, int inlineBelow, java.time.Duration heartbeatTimeout, CallToken token,
-                   TlsFiles tls, NodeProcesses processes) {
+                   TlsFiles tls, NodeProcesses processes, Membership membership) {
+        this.membership = membership;
         this.channels = new PeerChannels(token, tls);
         this.heartbeatTimeoutNanos = heartbeatTimeout.toNanos();
         this.codecFrame = codecFrame;
@@ -120,7 +141,47 @@ final class ProcessBackend implements Backend {
             close();
             throw e;
         }
+        if (membership != null) {
+            long every = membership.every().toNanos();
+            resolving.scheduleWithFixedDelay(this::resolveAgain, every, every, TimeUnit.NANOSECONDS);
+        }
         return links;
+    }
+
+    /**
+     * Compares what the names resolve to now with the live nodes: a live node whose address is
+     * gone is lost (its attempts go elsewhere, its objects are rebuilt when needed); an address
+     * without a live node is offered to the owner, which connects it as a new incarnation if a
+     * node answers there. A lookup that fails changes nothing: a DNS hiccup must not cost nodes.
+     */
+    private void resolveAgain() {
+        List<String> now;
+        try {
+            now = membership.resolver().apply(membership.names());
+        } catch (RuntimeException lookupFailed) {
+            return;
+        }
+        java.util.Set<String> live = new java.util.HashSet<>();
+        for (Outbox o : outboxes.values()) {
+            if (now.contains(o.link.address)) {
+                live.add(o.link.address);
+            } else {
+                o.departed();
+            }
+        }
+        for (String address : now) {
+            if (live.contains(address)) {
+                continue;
+            }
+            // a channel that failed to connect waits out a growing backoff (up to 2 min) before
+            // it tries again; a node that came back must be reached now
+            channels.channel(address).resetConnectBackoff();
+            try {
+                events.nodeFound(address, id -> connect(id, address));
+            } catch (CroupierException notAnswering) {
+                // nobody serves there yet; the next round tries again
+            }
+        }
     }
 
     @Override
@@ -155,7 +216,7 @@ final class ProcessBackend implements Backend {
                             .setCroupierVersion(CroupierVersion.get())
                             .setSession(session)
                             .setNode(id)
-                            .setLeaseMillis(LEASE_MILLIS)
+                            .setLeaseMillis(Math.max(LEASE_MILLIS, 2 * TimeUnit.NANOSECONDS.toMillis(heartbeatTimeoutNanos)))
                             .setInlineBelow(inlineBelow)
                             .setCodecs(com.google.protobuf.ByteString.copyFrom(codecFrame))
                             .addAllSerializableAllowList(allowList)
@@ -385,6 +446,7 @@ final class ProcessBackend implements Backend {
 
         /** The stream ended or failed: the node is dead to this driver. */
         private void ended() {
+            long silent = System.nanoTime() - lastHeard;
             synchronized (this) {
                 if (closed) {
                     return;
@@ -395,16 +457,24 @@ final class ProcessBackend implements Backend {
             if (processes != null) {
                 processes.kill(link.id); // a node of ours that is silent or cut off is of no more use
             }
-            events.nodeDied(link);
+            events.nodeDied(link, silent);
         }
 
         /** Missed its heartbeats: dead to this driver; whatever it sends later is ignored. */
         void silent() {
+            endWith(link + " missed its heartbeats");
+        }
+
+        /** No name resolves to its address any more: lost to this driver, as a silent node is. */
+        void departed() {
+            endWith(link + " is no longer among the addresses its names resolve to");
+        }
+
+        private void endWith(String why) {
             ended();
             try {
                 synchronized (stream) {
-                    stream.onError(io.grpc.Status.UNAVAILABLE.withDescription(link + " missed its heartbeats")
-                            .asRuntimeException());
+                    stream.onError(io.grpc.Status.UNAVAILABLE.withDescription(why).asRuntimeException());
                 }
             } catch (RuntimeException alreadyGone) {
                 // nothing to end
@@ -433,6 +503,11 @@ final class ProcessBackend implements Backend {
                     + " restart it where it runs, and connect again");
         }
         return connect(id, processes.start(id));
+    }
+
+    /** The process id of node {@code id}, if this driver started it and it runs; -1 otherwise. */
+    long pid(int id) {
+        return processes == null ? -1 : processes.pid(id);
     }
 
     @Override
@@ -558,6 +633,7 @@ final class ProcessBackend implements Backend {
 
     @Override
     public void close() {
+        resolving.shutdownNow();
         heartbeats.shutdownNow();
         for (Outbox o : outboxes.values()) {
             o.close();

@@ -105,6 +105,40 @@ class NodeServiceTest {
     }
 
     @Test
+    void aSessionWhoseDriverFallsSilentOnAnOpenStreamIsEndedAndFreedAfterItsLease() throws Exception {
+        control().register(register(0xEEEEL, 300).build());
+        control().register(register(0xFFFFL, 600_000).build());
+        CountDownLatch hungUp = new CountDownLatch(1);
+        Throwable[] why = new Throwable[1];
+        StreamObserver<DriverMessage> silent = ControlGrpc.newStub(channels.channel(node.address()))
+                .session(new StreamObserver<>() {
+                    @Override
+                    public void onNext(NodeMessage m) {}
+
+                    @Override
+                    public void onError(Throwable t) {
+                        why[0] = t;
+                        hungUp.countDown();
+                    }
+
+                    @Override
+                    public void onCompleted() {}
+                });
+        silent.onNext(DriverMessage.newBuilder().setSession(0xEEEEL).setHeartbeat(true).build());
+        StreamObserver<DriverMessage> other = openSession(0xFFFFL);
+        put(0xEEEEL, new ObjectId(0xEEEEL, 1), 4096);
+        put(0xFFFFL, new ObjectId(0xFFFFL, 1), 4096);
+        assertEquals(2, stats().getObjects());
+        // the stream stays open and says nothing more; the test's timeout bounds the wait
+        assertTrue(hungUp.await(30, TimeUnit.SECONDS), "the node ends the silent driver's stream");
+        assertEquals(Status.Code.UNAVAILABLE, Status.fromThrowable(why[0]).getCode());
+        assertTrue(why[0].getMessage().contains("said nothing for its lease"), why[0].getMessage());
+        assertEquals(1, stats().getObjects(), "the silent session's object is freed, the other's stays");
+        assertEquals(java.util.List.of(0xFFFFL), stats().getSessionsList());
+        other.onCompleted();
+    }
+
+    @Test
     void aPullReadsTheSameBytesThroughTheHoldersFileAndOverTheStream() throws Exception {
         control().register(register(0xCCCCL, 600_000).build());
         ObjectId id = new ObjectId(0xCCCCL, 9);
