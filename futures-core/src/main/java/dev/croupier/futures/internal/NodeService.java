@@ -1,7 +1,6 @@
 package dev.croupier.futures.internal;
 
 import com.google.protobuf.ByteString;
-import com.google.protobuf.UnsafeByteOperations;
 import dev.croupier.futures.CroupierException;
 import dev.croupier.futures.ErrorCode;
 import dev.croupier.futures.wire.Chunk;
@@ -29,14 +28,16 @@ import dev.croupier.objectstore.ObjectStore;
 import dev.croupier.objectstore.StoreClosedException;
 import dev.croupier.objectstore.StoreMetrics;
 import io.grpc.Server;
+import io.grpc.ServerMethodDefinition;
+import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.nio.ByteBuffer;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -74,6 +75,8 @@ public final class NodeService implements AutoCloseable {
      * waits a round trip for credit between chunks (grpc-java's default is 1 MiB).
      */
     static final int FLOW_CONTROL_WINDOW = 2 * CHUNK_BYTES;
+    /** A pull's payload passes to gRPC's buffers this much at a time: it stays in the core's cache. */
+    private static final int SCRATCH_BYTES = 64 << 10;
     /** Largest inbound message: a chunk, or a batch of attempts whose plain arguments are values. */
     static final int MAX_INBOUND_BYTES = 64 << 20;
 
@@ -127,7 +130,7 @@ public final class NodeService implements AutoCloseable {
                 .maxInboundMessageSize(MAX_INBOUND_BYTES)
                 .flowControlWindow(FLOW_CONTROL_WINDOW)
                 .addService(new Control())
-                .addService(new Data());
+                .addService(new Data().definition());
         if (token != null) {
             builder.intercept(token.server(this::address));
         }
@@ -603,6 +606,17 @@ public final class NodeService implements AutoCloseable {
 
     private final class Data extends DataGrpc.DataImplBase {
 
+        /** The generated service with {@code Pull} served from store views ({@link ChunkFrame.Sending}). */
+        ServerServiceDefinition definition() {
+            ServerServiceDefinition.Builder b = ServerServiceDefinition.builder(DataGrpc.SERVICE_NAME);
+            for (ServerMethodDefinition<?, ?> m : bindService().getMethods()) {
+                if (!m.getMethodDescriptor().getFullMethodName().equals(ChunkFrame.PULL_SERVED.getFullMethodName())) {
+                    b.addMethod(m);
+                }
+            }
+            return b.addMethod(ChunkFrame.PULL_SERVED, ServerCalls.asyncServerStreamingCall(this::pullFromView)).build();
+        }
+
         /** Opens an object for a call; null (the call ended with the matching status) if it cannot. */
         private <T> T open(StreamObserver<?> out, ObjectId id, StoreOpen<T> open) {
             try {
@@ -623,9 +637,9 @@ public final class NodeService implements AutoCloseable {
             return null;
         }
 
-        @Override
-        public void pull(PullRequest request, StreamObserver<Chunk> plainOut) {
-            ServerCallStreamObserver<Chunk> out = (ServerCallStreamObserver<Chunk>) plainOut;
+        /** {@code Data.Pull}, served with {@link ChunkFrame#PULL_SERVED} in place of the generated method. */
+        void pullFromView(PullRequest request, StreamObserver<ChunkFrame.Sending> plainOut) {
+            ServerCallStreamObserver<ChunkFrame.Sending> out = (ServerCallStreamObserver<ChunkFrame.Sending>) plainOut;
             ObjectId id = WireCodec.id(request.getId());
             NodeStore.Streaming reading = open(out, id, () -> runtime.store().stream(id));
             if (reading != null) {
@@ -715,13 +729,15 @@ public final class NodeService implements AutoCloseable {
      * spilled frame's chunks are read from its spill file one at a time.
      */
     private static final class FrameSender implements Runnable {
-        private final ServerCallStreamObserver<Chunk> out;
+        private final ServerCallStreamObserver<ChunkFrame.Sending> out;
+        /** Where each chunk's payload passes to the transport, which takes only arrays. */
+        private final byte[] scratch = new byte[SCRATCH_BYTES];
         private final NodeStore.Streaming reading;
         private final ObjectId id;
         private long offset;
         private boolean done;
 
-        FrameSender(ServerCallStreamObserver<Chunk> out, NodeStore.Streaming reading, ObjectId id) {
+        FrameSender(ServerCallStreamObserver<ChunkFrame.Sending> out, NodeStore.Streaming reading, ObjectId id) {
             this.out = out;
             this.reading = reading;
             this.id = id;
@@ -738,22 +754,18 @@ public final class NodeService implements AutoCloseable {
             long total = reading.size();
             while (!done && out.isReady()) {
                 int n = (int) Math.min(CHUNK_BYTES, total - offset);
-                Chunk.Builder c = Chunk.newBuilder();
-                if (offset == 0) {
-                    c.setId(WireCodec.key(id)).setTotal(total);
-                }
                 // A view of the pinned frame, or of the reader's window over its spill file: gRPC
-                // copies it into its transport buffers during onNext, before the next chunk is read.
-                ByteBuffer view;
+                // drains it into its transport buffers during onNext, before the next chunk is read.
+                MemorySegment view;
                 try {
-                    view = reading.chunk(offset, n).asByteBuffer();
+                    view = reading.chunk(offset, n);
                 } catch (IOException | RuntimeException unreadable) {
                     out.onError(Status.DATA_LOSS.withDescription("node cannot read object " + id + " at offset "
                             + offset + ": " + unreadable.getMessage()).asRuntimeException());
                     finish();
                     return;
                 }
-                out.onNext(c.setData(UnsafeByteOperations.unsafeWrap(view)).build());
+                out.onNext(new ChunkFrame.Sending(offset == 0 ? WireCodec.key(id) : null, total, view, scratch));
                 offset += n;
                 if (offset == total) {
                     out.onCompleted();

@@ -21,7 +21,7 @@ import java.util.function.LongFunction;
  * gRPC channels to other nodes, one per address, and the pulling side of the data service:
  * a frame arrives as a stream of chunks, each copied from the transport's buffers straight
  * into memory the caller chose (a store's object, or the driver's heap) as it arrives
- * ({@link ArrivingChunk}), so the frame is never assembled twice.
+ * ({@link ChunkFrame}), so the frame is never assembled twice.
  *
  * <p>A pull has a deadline that grows with the object ({@link #deadlineMillis}), so a holder
  * that stops answering fails the pull instead of hanging it. Thread-safe.
@@ -130,11 +130,11 @@ final class PeerChannels implements AutoCloseable {
         Context.CancellableContext scope = Context.current().withCancellation();
         Context previous = scope.attach();
         try {
-            Iterator<ArrivingChunk> chunks = ClientCalls.blockingServerStreamingCall(channel(address),
-                    ArrivingChunk.PULL, CallOptions.DEFAULT.withDeadlineAfter(deadlineMillis(0), TimeUnit.MILLISECONDS),
+            Iterator<ChunkFrame> chunks = ClientCalls.blockingServerStreamingCall(channel(address),
+                    ChunkFrame.PULL, CallOptions.DEFAULT.withDeadlineAfter(deadlineMillis(0), TimeUnit.MILLISECONDS),
                     request);
             while (chunks.hasNext()) {
-                try (ArrivingChunk c = chunks.next()) {
+                try (ChunkFrame c = chunks.next()) {
                     if (total < 0) {
                         total = c.total();
                         if (total < 0) {
