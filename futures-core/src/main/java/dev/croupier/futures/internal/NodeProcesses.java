@@ -36,6 +36,9 @@ final class NodeProcesses implements AutoCloseable {
     private final Path tokenFile;
     private final ClaimedFolder logs;
     private final Map<Integer, Process> byId = new ConcurrentHashMap<>();
+    /** The cache node 0 of this run writes when it exits, under a name of its own, and where it goes. */
+    private Path training;
+    private Path trained;
     /** Set when a node failed to start: its log, which the error names, outlives close. */
     private volatile boolean keepLogs;
 
@@ -79,7 +82,7 @@ final class NodeProcesses implements AutoCloseable {
                 command.add(flag);
             }
         }
-        command.addAll(classDataSharing(id, flags));
+        command.addAll(aheadOfTimeCache(id, flags));
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
         command.add("dev.croupier.futures.NodeServer");
@@ -110,25 +113,80 @@ final class NodeProcesses implements AutoCloseable {
     }
 
     /**
-     * Flags that start a node from a class-data archive of its classes: a node is ready in
-     * about 300 ms instead of 500-600 on this project's machine. Node 0 writes the archive when
-     * it exits (the JDK's AutoCreateSharedArchive) and every node reads it if it is there; its
-     * name depends on the JDK, the class path and the flags, so a new build makes a new one.
-     * None if the driver's own flags already choose an archive.
+     * Flags that start a node from an ahead-of-time cache of its classes, linked, with the
+     * method profiles of a run (JDK 25's {@code AOTCache}): a node then loads no class from its
+     * jars and compiles its hot methods from the first task on, instead of warming up in every
+     * run. The first node of a run without a cache records one ({@code AOTCacheOutput}), which
+     * its JVM writes when it exits, under a name of its own that {@link #close} renames into
+     * place; every later run reads it. The name depends on the JDK, the flags and the class
+     * path with each jar's size and time, so a new build trains a new cache; the
+     * {@value #CACHES_KEPT} most recently used are kept. None if the driver's own flags already
+     * choose an archive or cache, or if its class path has a class folder (a build's tests).
      */
-    private static List<String> classDataSharing(int id, List<String> flags) {
+    private synchronized List<String> aheadOfTimeCache(int id, List<String> flags) {
         for (String flag : flags) {
-            if (flag.contains("SharedArchiveFile") || flag.startsWith("-Xshare")) {
+            if (flag.contains("SharedArchiveFile") || flag.startsWith("-Xshare") || flag.contains("AOTCache")
+                    || flag.contains("AOTMode") || flag.contains("AOTConfiguration")) {
                 return List.of();
             }
         }
-        String key = System.getProperty("java.home") + "\n" + System.getProperty("java.class.path") + "\n" + flags;
-        Path archive = Path.of(System.getProperty("java.io.tmpdir"),
-                "croupier-node-" + Integer.toUnsignedString(key.hashCode(), 36) + ".jsa");
-        if (id == 0) {
-            return List.of("-XX:+AutoCreateSharedArchive", "-XX:SharedArchiveFile=" + archive);
+        StringBuilder key = new StringBuilder(System.getProperty("java.home")).append('\n').append(flags);
+        for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
+            java.io.File f = new java.io.File(entry);
+            String[] inFolder = f.list();
+            if (inFolder != null && inFolder.length > 0) {
+                return List.of(); // the JDK caches classes of jars only, and refuses a class path with a class folder
+            }
+            key.append('\n').append(entry).append(' ').append(f.length()).append(' ').append(f.lastModified());
         }
-        return Files.isRegularFile(archive) ? List.of("-XX:SharedArchiveFile=" + archive) : List.of();
+        Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
+        Path cache = tmp.resolve(CACHE_PREFIX + Integer.toUnsignedString(key.toString().hashCode(), 36) + ".aot");
+        if (Files.isRegularFile(cache)) {
+            try {
+                Files.setLastModifiedTime(cache, java.nio.file.attribute.FileTime.from(java.time.Instant.now()));
+            } catch (IOException ignored) {
+                // it only orders the caches that are kept
+            }
+            return List.of("-XX:AOTCache=" + cache);
+        }
+        if (id != 0 || training != null) {
+            return List.of();
+        }
+        training = cache.resolveSibling(cache.getFileName() + "." + ProcessHandle.current().pid() + ".tmp");
+        trained = cache;
+        return List.of("-XX:AOTCacheOutput=" + training);
+    }
+
+    /** Caches kept in the temporary folder: a few builds or class paths in turn. */
+    private static final int CACHES_KEPT = 4;
+    private static final String CACHE_PREFIX = "croupier-node-";
+
+    /** Moves the cache node 0 wrote into place and deletes the least recently used beyond {@link #CACHES_KEPT}. */
+    private synchronized void keepTrainedCache() {
+        if (training == null) {
+            return;
+        }
+        try {
+            if (Files.isRegularFile(training)) {
+                Files.move(training, trained, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+                        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            }
+            Files.deleteIfExists(training.resolveSibling(training.getFileName() + ".config"));
+            Files.deleteIfExists(training); // a node killed while writing it
+            List<Path> caches;
+            try (var files = Files.list(trained.getParent())) {
+                caches = files.filter(f -> f.getFileName().toString().startsWith(CACHE_PREFIX)
+                        && f.getFileName().toString().endsWith(".aot")).collect(java.util.stream.Collectors.toList());
+            }
+            caches.sort(java.util.Comparator.comparing((Path f) -> f.toFile().lastModified()).reversed());
+            for (Path old : caches.subList(Math.min(CACHES_KEPT, caches.size()), caches.size())) {
+                Files.deleteIfExists(old); // a node reading it keeps its mapping
+            }
+        } catch (IOException | java.io.UncheckedIOException ignored) {
+            // without a cache the next run trains one
+        } finally {
+            training = null;
+        }
     }
 
     private String awaitReady(int id, Process p) {
@@ -206,7 +264,8 @@ final class NodeProcesses implements AutoCloseable {
     }
 
     /**
-     * Stops every node: SIGTERM, then SIGKILL for any still running after 10 s; then deletes
+     * Stops every node: SIGTERM, then SIGKILL for any still running after 10 s (node 0 of a
+     * run that trains the cache takes a few seconds to write it); keeps that cache; deletes
      * the nodes' logs unless a node failed to start, whose error names its log.
      */
     @Override
@@ -225,6 +284,7 @@ final class NodeProcesses implements AutoCloseable {
             }
         }
         byId.clear();
+        keepTrainedCache();
         if (!keepLogs) { // else kept, and claimed, while this process lives
             logs.close();
         }

@@ -134,9 +134,21 @@ final class ProcessBackend implements Backend {
         heartbeats.scheduleWithFixedDelay(this::beat, period, period, TimeUnit.NANOSECONDS);
         List<NodeLink> links = new ArrayList<>();
         try {
-            for (int i = 0; i < addresses.size(); i++) {
-                links.add(connect(i, addresses.get(i)));
+            // Registrations are round trips to different nodes: made at once, then attached in order.
+            List<java.util.concurrent.CompletableFuture<RegisterReply>> replies = new ArrayList<>();
+            try (var registering = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+                for (int i = 0; i < addresses.size(); i++) {
+                    int id = i;
+                    replies.add(java.util.concurrent.CompletableFuture.supplyAsync(
+                            () -> register(id, addresses.get(id)), registering));
+                }
             }
+            for (int i = 0; i < addresses.size(); i++) {
+                links.add(attach(i, addresses.get(i), replies.get(i).join()));
+            }
+        } catch (java.util.concurrent.CompletionException e) {
+            close();
+            throw e.getCause() instanceof RuntimeException r ? r : e;
         } catch (RuntimeException e) {
             close();
             throw e;
@@ -207,9 +219,13 @@ final class ProcessBackend implements Backend {
     }
 
     private NodeLink connect(int id, String address) {
-        RegisterReply reply;
+        return attach(id, address, register(id, address));
+    }
+
+    /** Registers this driver's session with the node at {@code address}, as its node {@code id}. */
+    private RegisterReply register(int id, String address) {
         try {
-            reply = ControlGrpc.newBlockingStub(channels.channel(address))
+            return ControlGrpc.newBlockingStub(channels.channel(address))
                     .withDeadlineAfter(CALL_DEADLINE_MILLIS, TimeUnit.MILLISECONDS)
                     .register(RegisterRequest.newBuilder()
                             .setProtocolVersion(NodeService.PROTOCOL_VERSION)
@@ -228,6 +244,10 @@ final class ProcessBackend implements Backend {
                 default -> NodeService.unreachable(address, e);
             };
         }
+    }
+
+    /** Opens the streams of a registered node and tells every node where its peers are. */
+    private NodeLink attach(int id, String address, RegisterReply reply) {
         storeBytes = reply.getStoreBytes();
         NodeLink link = new NodeLink(id, reply.getCpus(), address);
         synchronized (byId) {
