@@ -32,11 +32,10 @@ final class PushMergeStrategy<I, B, O> {
         this.pipelined = pipelined;
     }
 
-    /** One round: its maps, and per node the merge task and the reducers it serves. */
+    /** One round: its maps, and per node the merge task of the reducers it serves. */
     private final class Round {
-        final List<List<ObjectRef<B>>> maps = new ArrayList<>();
-        final List<List<ObjectRef<B>>> merges = new ArrayList<>();
-        final List<List<Integer>> reducersOfMerge = new ArrayList<>();
+        List<List<ObjectRef<B>>> maps;
+        final List<ShuffleRun.Merge<B>> merges = new ArrayList<>();
         long submitted;
     }
 
@@ -51,37 +50,26 @@ final class PushMergeStrategy<I, B, O> {
             }
             reducersOfNode.add(rs);
         }
-        List<List<ObjectRef<B>>> reduceInputs = new ArrayList<>(partitions);
-        for (int r = 0; r < partitions; r++) {
-            reduceInputs.add(new ArrayList<>());
-        }
+        List<List<ObjectRef<B>>> reduceInputs = ShuffleRun.noInputs(partitions);
         List<Round> rounds = new ArrayList<>();
         int perRound = run.mapsPerRound();
         Round previous = null;
         for (int first = 0; first < run.plan.mappers(); first += perRound) {
             Round round = new Round();
-            int last = Math.min(run.plan.mappers(), first + perRound);
-            for (int i = first; i < last; i++) {
-                round.maps.add(run.submitMap(i));
-            }
-            if (run.plan.speculateAfter() != null) {
-                List<Integer> indices = new ArrayList<>();
-                for (int i = first; i < last; i++) {
-                    indices.add(i);
-                }
-                List<List<ObjectRef<B>>> decided = Speculation.decide(run.cluster, round.maps,
-                        k -> run.submitMap(indices.get(k)), run.plan.speculateAfter(), run.speculated);
-                round.maps.clear();
-                round.maps.addAll(decided);
-            }
+            round.maps = run.submitMaps(first, Math.min(run.plan.mappers(), first + perRound));
             if (pipelined && previous != null) {
                 settle(previous, reduceInputs);
                 // Backpressure: at most one round of merges in flight.
-                for (List<ObjectRef<B>> m : previous.merges) {
-                    m.getFirst().whenDone().join();
+                for (ShuffleRun.Merge<B> m : previous.merges) {
+                    m.merged().getFirst().whenDone().join();
                 }
             }
-            submitMerges(round, reducersOfNode);
+            round.submitted = System.nanoTime();
+            for (int n = 0; n < nodeCount; n++) {
+                if (!reducersOfNode.get(n).isEmpty()) {
+                    round.merges.add(run.submitMerge(round.maps, reducersOfNode.get(n), run.nodes.get(n)));
+                }
+            }
             if (pipelined && run.plan.bestEffortMergeTimeout() == null) {
                 ShuffleRun.releaseAll(round.maps);
             }
@@ -96,54 +84,18 @@ final class PushMergeStrategy<I, B, O> {
             }
             // Like Magnet's merge finalization: the reduce stage starts once every merge is done.
             for (Round round : rounds) {
-                for (List<ObjectRef<B>> m : round.merges) {
-                    m.getFirst().whenDone().join();
+                for (ShuffleRun.Merge<B> m : round.merges) {
+                    m.merged().getFirst().whenDone().join();
                 }
             }
         }
         List<PartitionOutput<O>> outputs = run.submitReduces(reduceInputs);
         rounds.forEach(round -> ShuffleRun.releaseAll(round.maps));
-        rounds.forEach(round -> ShuffleRun.releaseAll(round.merges));
+        rounds.forEach(round -> ShuffleRun.releaseMerged(round.merges));
         return outputs;
     }
 
-    private void submitMerges(Round round, List<List<Integer>> reducersOfNode) {
-        round.submitted = System.nanoTime();
-        for (int n = 0; n < reducersOfNode.size(); n++) {
-            List<Integer> rs = reducersOfNode.get(n);
-            if (rs.isEmpty()) {
-                continue;
-            }
-            List<ObjectRef<B>> inputs = new ArrayList<>(round.maps.size() * rs.size());
-            for (List<ObjectRef<B>> map : round.maps) {
-                for (int r : rs) {
-                    inputs.add(map.get(r));
-                }
-            }
-            round.merges.add(run.submitMerge(inputs, rs, run.nodes.get(n)));
-            round.reducersOfMerge.add(rs);
-        }
-    }
-
-    /** Adds the round's merged blocks (or, for merges cancelled by best-effort, its map blocks) to the reducers' inputs. */
     private void settle(Round round, List<List<ObjectRef<B>>> reduceInputs) {
-        long deadline = run.plan.bestEffortMergeTimeout() == null ? 0
-                : round.submitted + run.plan.bestEffortMergeTimeout().toNanos();
-        boolean[] cancelled = new boolean[round.merges.size()];
-        run.settleMerges(round.merges, deadline, index -> cancelled[index] = true);
-        for (int k = 0; k < round.merges.size(); k++) {
-            List<Integer> rs = round.reducersOfMerge.get(k);
-            if (!cancelled[k]) {
-                for (int j = 0; j < rs.size(); j++) {
-                    reduceInputs.get(rs.get(j)).add(round.merges.get(k).get(j));
-                }
-            } else {
-                for (List<ObjectRef<B>> map : round.maps) {
-                    for (int r : rs) {
-                        reduceInputs.get(r).add(map.get(r));
-                    }
-                }
-            }
-        }
+        run.settle(round.merges, run.mergeDeadline(round.submitted), reduceInputs);
     }
 }

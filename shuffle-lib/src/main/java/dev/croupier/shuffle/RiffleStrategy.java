@@ -39,48 +39,31 @@ final class RiffleStrategy<I, B, O> {
     List<PartitionOutput<O>> run() {
         int partitions = run.plan.partitions();
         int factor = factor();
-        List<List<ObjectRef<B>>> maps = run.submitAllMaps();
+        List<List<ObjectRef<B>>> maps = run.submitMaps(0, run.plan.mappers());
         List<Integer> all = IntStream.range(0, partitions).boxed().toList();
-
-        List<List<ObjectRef<B>>> sources = new ArrayList<>();
-        List<List<ObjectRef<B>>> merges = new ArrayList<>();
-        List<List<Integer>> groups = new ArrayList<>();
+        List<List<ObjectRef<B>>> reduceInputs = ShuffleRun.noInputs(partitions);
+        List<ShuffleRun.Merge<B>> merges = new ArrayList<>();
         int nodeCount = run.nodes.size();
         for (int n = 0; n < nodeCount; n++) {
-            List<Integer> onNode = new ArrayList<>();
+            List<List<ObjectRef<B>>> onNode = new ArrayList<>();
             for (int i = n; i < maps.size(); i += nodeCount) {
-                onNode.add(i);
+                onNode.add(maps.get(i));
             }
             for (int g = 0; g < onNode.size(); g += factor) {
-                List<Integer> group = onNode.subList(g, Math.min(onNode.size(), g + factor));
+                List<List<ObjectRef<B>>> group = onNode.subList(g, Math.min(onNode.size(), g + factor));
                 if (group.size() < 2) {
-                    sources.add(maps.get(group.getFirst()));
-                    continue;
+                    for (int r = 0; r < partitions; r++) {
+                        reduceInputs.get(r).add(group.getFirst().get(r));
+                    }
+                } else {
+                    merges.add(run.submitMerge(group, all, run.nodes.get(n)));
                 }
-                List<ObjectRef<B>> inputs = new ArrayList<>(group.size() * partitions);
-                for (int m : group) {
-                    inputs.addAll(maps.get(m));
-                }
-                merges.add(run.submitMerge(inputs, all, run.nodes.get(n)));
-                groups.add(List.copyOf(group));
             }
         }
-        long deadline = run.plan.bestEffortMergeTimeout() == null ? 0
-                : System.nanoTime() + run.plan.bestEffortMergeTimeout().toNanos();
-        boolean[] cancelled = new boolean[merges.size()];
-        run.settleMerges(merges, deadline, index -> cancelled[index] = true);
-        for (int k = 0; k < merges.size(); k++) {
-            if (cancelled[k]) {
-                for (int m : groups.get(k)) {
-                    sources.add(maps.get(m));
-                }
-            } else {
-                sources.add(merges.get(k));
-            }
-        }
-        List<PartitionOutput<O>> outputs = run.submitReduces(ShuffleRun.byPartition(sources, partitions));
+        run.settle(merges, run.mergeDeadline(System.nanoTime()), reduceInputs);
+        List<PartitionOutput<O>> outputs = run.submitReduces(reduceInputs);
         ShuffleRun.releaseAll(maps);
-        ShuffleRun.releaseAll(merges);
+        ShuffleRun.releaseMerged(merges);
         return outputs;
     }
 }

@@ -220,6 +220,7 @@ public final class ShuffleJob<I, B, O> {
         /**
          * Skew: a partition whose blocks total more than {@code bytes} is split with the
          * {@link Splitter} into enough sub-partitions to fit, each reduced by its own task.
+         * Not with {@link Strategy#STREAMING}.
          */
         public Builder<I, B, O> splitPartitionsAbove(long bytes, Splitter<B> splitter) {
             this.splitPartitionsAbove = bytes;
@@ -249,6 +250,10 @@ public final class ShuffleJob<I, B, O> {
                 }
                 if (blockSize != null) {
                     throw bad("positionedReducer", "set", "a strategy other than STREAMING (rounds have no final positions)");
+                }
+                if (splitPartitionsAbove > 0) {
+                    throw bad("splitPartitionsAbove", splitPartitionsAbove,
+                            "0 with Strategy.STREAMING (a reducer's running state is one task per round)");
                 }
             } else if (reducer == null) {
                 throw bad("reducer", null, "a Reducer (or Strategy.STREAMING with a streamingReducer)");

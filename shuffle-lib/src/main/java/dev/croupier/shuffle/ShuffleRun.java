@@ -9,14 +9,14 @@ import dev.croupier.futures.TaskBuilder;
 import dev.croupier.futures.WaitResult;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One execution of a {@link ShuffleJob}: the pieces every strategy is made of (submit a map,
- * a merge, the reduces; speculation; best-effort merge; skew splitting; phase bookkeeping).
+ * maps with speculation, a merge, the reduces; best-effort merge; skew splitting; its
+ * {@link Phases}).
  * The strategies ({@link SimpleStrategy}, {@link RiffleStrategy}, {@link PushMergeStrategy},
  * {@link StreamingStrategy}) only arrange these into their task graphs.
  *
@@ -28,7 +28,7 @@ final class ShuffleRun<I, B, O> {
     final Cluster cluster;
     final ShuffleJob.Plan<I, B, O> plan;
     final List<Integer> nodes;
-    private final Map<String, Phase> phases = new LinkedHashMap<>();
+    final Phases phases = new Phases();
 
     ShuffleRun(Cluster cluster, ShuffleJob.Plan<I, B, O> plan) {
         this.cluster = cluster;
@@ -49,7 +49,7 @@ final class ShuffleRun<I, B, O> {
             case STREAMING -> new StreamingStrategy<>(this).run();
             case AUTO -> throw new IllegalStateException("AUTO is resolved above");
         };
-        return new ShuffleResult<>(cluster, strategy, outputs, this::phaseStats,
+        return new ShuffleResult<>(cluster, strategy, outputs, phases::stats,
                 speculated.get(), bestEffortFallbacks.get());
     }
 
@@ -150,7 +150,7 @@ final class ShuffleRun<I, B, O> {
         if (size != null) {
             mapSizes.computeIfAbsent(i, k -> new ArrayList<>()).add((ObjectRef<long[]>) (ObjectRef<?>) refs.get(r));
         }
-        track("map", blocks);
+        phases.track("map", blocks);
         return blocks;
     }
 
@@ -197,14 +197,17 @@ final class ShuffleRun<I, B, O> {
         return positions;
     }
 
-    /** Submits all M maps, with speculation when asked; returns blocks[map][partition]. */
-    List<List<ObjectRef<B>>> submitAllMaps() {
-        List<List<ObjectRef<B>>> maps = new ArrayList<>(plan.mappers());
-        for (int i = 0; i < plan.mappers(); i++) {
+    /**
+     * Submits maps {@code first} to {@code last - 1}, with speculation when asked (which waits
+     * until each of them is decided); returns blocks[map - first][partition].
+     */
+    List<List<ObjectRef<B>>> submitMaps(int first, int last) {
+        List<List<ObjectRef<B>>> maps = new ArrayList<>(last - first);
+        for (int i = first; i < last; i++) {
             maps.add(submitMap(i));
         }
         if (plan.speculateAfter() != null) {
-            maps = Speculation.decide(cluster, maps, this::submitMap, plan.speculateAfter(), speculated);
+            maps = Speculation.decide(cluster, maps, k -> submitMap(first + k), plan.speculateAfter(), speculated);
         }
         return maps;
     }
@@ -212,13 +215,24 @@ final class ShuffleRun<I, B, O> {
     final AtomicLong speculated = new AtomicLong();
 
     /**
-     * Submits one merge task on {@code node}: it reads {@code inputs} (blocks grouped by source,
-     * {@code partitions.size()} consecutive blocks per source) and returns one merged block per
-     * partition of {@code partitions}.
+     * A merge task: it read, from each of {@code maps}, the blocks of {@code partitions}, and
+     * returned one merged block per partition ({@code merged}).
      */
-    List<ObjectRef<B>> submitMerge(List<ObjectRef<B>> inputs, List<Integer> partitions, int node) {
+    record Merge<B>(List<List<ObjectRef<B>>> maps, List<Integer> partitions, List<ObjectRef<B>> merged) {}
+
+    /**
+     * Submits one merge task on {@code node}: it reads, from every map output of {@code maps},
+     * the blocks of {@code partitions}, and returns one merged block per partition.
+     */
+    Merge<B> submitMerge(List<List<ObjectRef<B>>> maps, List<Integer> partitions, int node) {
         Merger<B> merger = plan.merger();
         int[] parts = partitions.stream().mapToInt(Integer::intValue).toArray();
+        List<ObjectRef<B>> inputs = new ArrayList<>(maps.size() * parts.length);
+        for (List<ObjectRef<B>> map : maps) {
+            for (int p : parts) {
+                inputs.add(map.get(p));
+            }
+        }
         List<ObjectRef<B>> merged = cluster.task((List<B> blocks) -> {
             int k = parts.length;
             int sources = blocks.size() / k;
@@ -234,32 +248,49 @@ final class ShuffleRun<I, B, O> {
             return out;
         }, ObjectRef.all(inputs)).name(plan.name() + "-merge").onNode(node, Affinity.SOFT)
                 .<B>numReturns(parts.length).remote();
-        track("merge", merged);
-        return merged;
+        phases.track("merge", merged);
+        return new Merge<>(List.copyOf(maps), List.copyOf(partitions), merged);
     }
 
     /**
-     * Best-effort merge: waits for {@code merges} until {@code deadlineNanos}; a merge not done
-     * by then is cancelled and reported through {@code fallback} (its index), whose inputs the
-     * caller hands to the reducers directly. Without a timeout, returns at once.
+     * Adds what {@code merges} made to the reducers' inputs ({@code reduceInputs.get(r)} for
+     * partition r), in order. With best-effort merge, waits for them until
+     * {@code deadlineNanos}; a merge not done by then is cancelled and the map blocks it would
+     * have read go to the reducers as they are.
      */
-    void settleMerges(List<List<ObjectRef<B>>> merges, long deadlineNanos, java.util.function.IntConsumer fallback) {
-        if (plan.bestEffortMergeTimeout() == null || merges.isEmpty()) {
-            return;
-        }
-        List<ObjectRef<B>> firsts = new ArrayList<>(merges.size());
-        for (List<ObjectRef<B>> m : merges) {
-            firsts.add(m.getFirst());
-        }
-        long left = Math.max(0, deadlineNanos - System.nanoTime());
-        WaitResult<B> w = cluster.wait(firsts, firsts.size(), Duration.ofNanos(left));
-        for (ObjectRef<B> pending : w.pending()) {
-            int index = firsts.indexOf(pending);
-            if (cluster.cancel(pending)) {
-                bestEffortFallbacks.incrementAndGet();
-                fallback.accept(index);
+    void settle(List<Merge<B>> merges, long deadlineNanos, List<List<ObjectRef<B>>> reduceInputs) {
+        java.util.Set<Merge<B>> cancelled = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        if (plan.bestEffortMergeTimeout() != null && !merges.isEmpty()) {
+            List<ObjectRef<B>> firsts = new ArrayList<>(merges.size());
+            for (Merge<B> m : merges) {
+                firsts.add(m.merged().getFirst());
+            }
+            long left = Math.max(0, deadlineNanos - System.nanoTime());
+            WaitResult<B> w = cluster.wait(firsts, firsts.size(), Duration.ofNanos(left));
+            for (ObjectRef<B> pending : w.pending()) {
+                if (cluster.cancel(pending)) {
+                    bestEffortFallbacks.incrementAndGet();
+                    cancelled.add(merges.get(firsts.indexOf(pending)));
+                }
             }
         }
+        for (Merge<B> m : merges) {
+            for (int j = 0; j < m.partitions().size(); j++) {
+                int r = m.partitions().get(j);
+                if (cancelled.contains(m)) {
+                    for (List<ObjectRef<B>> map : m.maps()) {
+                        reduceInputs.get(r).add(map.get(r));
+                    }
+                } else {
+                    reduceInputs.get(r).add(m.merged().get(j));
+                }
+            }
+        }
+    }
+
+    /** The deadline of best-effort merges submitted at {@code submittedNanos} (0 without best effort). */
+    long mergeDeadline(long submittedNanos) {
+        return plan.bestEffortMergeTimeout() == null ? 0 : submittedNanos + plan.bestEffortMergeTimeout().toNanos();
     }
 
     final AtomicLong bestEffortFallbacks = new AtomicLong();
@@ -284,10 +315,40 @@ final class ShuffleRun<I, B, O> {
             long position = positions == null ? -1 : positions[r];
             ObjectRef<O> out = cluster.task((List<B> bs) -> reducer.reduce(partition, position, bs), ObjectRef.all(blocks))
                     .name(plan.name() + "-reduce").onNode(nodeOfReducer(r), Affinity.SOFT).remote();
-            track("reduce", List.of(out));
+            phases.track("reduce", List.of(out));
             outputs.add(new PartitionOutput<>(r, 0, 1, out));
         }
         return outputs;
+    }
+
+    /**
+     * Submits one round of {@link StreamingReducer} updates: partition r folds
+     * {@code inputs.get(r)} into {@code states.get(r)} ({@code states} is null before the first
+     * round). Returns the new states in partition order.
+     */
+    List<ObjectRef<O>> submitFolds(List<List<ObjectRef<B>>> inputs, List<ObjectRef<O>> states) {
+        StreamingReducer<B, O> update = plan.streamingReducer();
+        List<ObjectRef<O>> next = new ArrayList<>(inputs.size());
+        for (int r = 0; r < inputs.size(); r++) {
+            int partition = r;
+            ObjectRef<O> previous = states == null ? null : states.get(r);
+            TaskBuilder<O> task = previous == null
+                    ? cluster.task((List<B> bs) -> update.update(partition, null, bs), ObjectRef.all(inputs.get(r)))
+                    : cluster.task((O s, List<B> bs) -> update.update(partition, s, bs), previous, ObjectRef.all(inputs.get(r)));
+            ObjectRef<O> state = task.name(plan.name() + "-reduce").onNode(nodeOfReducer(r), Affinity.SOFT).remote();
+            phases.track("reduce", List.of(state));
+            next.add(state);
+        }
+        return next;
+    }
+
+    /** An empty list of inputs for each of {@code partitions} reducers. */
+    static <B> List<List<ObjectRef<B>>> noInputs(int partitions) {
+        List<List<ObjectRef<B>>> inputs = new ArrayList<>(partitions);
+        for (int r = 0; r < partitions; r++) {
+            inputs.add(new ArrayList<>());
+        }
+        return inputs;
     }
 
     /** Transposes blocks[source][partition] into inputs[partition][source]. */
@@ -309,48 +370,10 @@ final class ShuffleRun<I, B, O> {
         }
     }
 
-    // ---------------------------------------------------------------- phases
-
-    /** Counts {@code refs} in phase {@code name}: its clock runs from first submission to last completion. */
-    synchronized void track(String name, List<? extends ObjectRef<?>> refs) {
-        Phase phase = phases.computeIfAbsent(name, n -> new Phase(n, System.nanoTime()));
-        phase.addTask();
-        for (ObjectRef<?> ref : refs) {
-            ref.whenDone().thenAccept(done -> phase.done(Math.max(0, done.byteSize())));
-        }
-    }
-
-    synchronized List<PhaseStats> phaseStats() {
-        List<PhaseStats> out = new ArrayList<>(phases.size());
-        for (Phase p : phases.values()) {
-            out.add(p.snapshot());
-        }
-        return out;
-    }
-
-    private static final class Phase {
-        final String name;
-        final long start;
-        private int tasks;
-        private long end;
-        private long bytes;
-
-        Phase(String name, long start) {
-            this.name = name;
-            this.start = start;
-        }
-
-        synchronized void addTask() {
-            tasks++;
-        }
-
-        synchronized void done(long bytesOut) {
-            end = Math.max(end, System.nanoTime());
-            bytes += bytesOut;
-        }
-
-        synchronized PhaseStats snapshot() {
-            return new PhaseStats(name, tasks, end == 0 ? 0 : (end - start) / 1e9, bytes);
+    /** Releases the driver's claims on what {@code merges} made. */
+    static <B> void releaseMerged(List<Merge<B>> merges) {
+        for (Merge<B> m : merges) {
+            m.merged().forEach(ObjectRef::release);
         }
     }
 }

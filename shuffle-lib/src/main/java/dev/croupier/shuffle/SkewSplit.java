@@ -34,7 +34,7 @@ final class SkewSplit {
         for (ObjectRef<B> block : blocks) {
             List<ObjectRef<B>> split = run.cluster.task((B b) -> splitter.split(partition, b, ways), block)
                     .name(run.plan.name() + "-split").<B>numReturns(ways).remote();
-            run.track("split", split);
+            run.phases.track("split", split);
             pieces.add(split);
         }
         List<List<ObjectRef<B>>> inputs = ShuffleRun.byPartition(pieces, ways);
@@ -42,7 +42,7 @@ final class SkewSplit {
         for (int k = 0; k < ways; k++) {
             ObjectRef<O> out = run.cluster.task((List<B> bs) -> reducer.reduce(partition, -1, bs), ObjectRef.all(inputs.get(k)))
                     .name(run.plan.name() + "-reduce").onNode(run.nodeOfReducer(partition + k), Affinity.SOFT).remote();
-            run.track("reduce", List.of(out));
+            run.phases.track("reduce", List.of(out));
             outputs.add(new PartitionOutput<>(partition, k, ways, out));
         }
         ShuffleRun.releaseAll(pieces);

@@ -1,6 +1,5 @@
 package dev.croupier.shuffle;
 
-import dev.croupier.futures.Affinity;
 import dev.croupier.futures.ObjectRef;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,31 +20,14 @@ final class StreamingStrategy<I, B, O> {
 
     List<PartitionOutput<O>> run() {
         int partitions = run.plan.partitions();
-        StreamingReducer<B, O> update = run.plan.streamingReducer();
         int perRound = run.mapsPerRound();
         int rounds = (run.plan.mappers() + perRound - 1) / perRound;
-        List<ObjectRef<O>> states = new ArrayList<>(partitions);
-        for (int r = 0; r < partitions; r++) {
-            states.add(null);
-        }
+        List<ObjectRef<O>> states = null;
         List<List<ObjectRef<B>>> maps = submitRound(0, perRound);
         for (int round = 0; round < rounds; round++) {
-            List<List<ObjectRef<B>>> blocks = ShuffleRun.byPartition(maps, partitions);
-            List<ObjectRef<O>> next = new ArrayList<>(partitions);
-            for (int r = 0; r < partitions; r++) {
-                int partition = r;
-                ObjectRef<O> previous = states.get(r);
-                ObjectRef<O> state = previous == null
-                        ? run.cluster.task((List<B> bs) -> update.update(partition, null, bs), ObjectRef.all(blocks.get(r)))
-                                .name(run.plan.name() + "-reduce").onNode(run.nodeOfReducer(r), Affinity.SOFT).remote()
-                        : run.cluster.task((O s, List<B> bs) -> update.update(partition, s, bs), previous,
-                                ObjectRef.all(blocks.get(r)))
-                                .name(run.plan.name() + "-reduce").onNode(run.nodeOfReducer(r), Affinity.SOFT).remote();
-                run.track("reduce", List.of(state));
-                next.add(state);
-                if (previous != null) {
-                    previous.release();
-                }
+            List<ObjectRef<O>> next = run.submitFolds(ShuffleRun.byPartition(maps, partitions), states);
+            if (states != null) {
+                states.forEach(ObjectRef::release);
             }
             ShuffleRun.releaseAll(maps);
             states = next;
@@ -64,11 +46,7 @@ final class StreamingStrategy<I, B, O> {
     }
 
     private List<List<ObjectRef<B>>> submitRound(int round, int perRound) {
-        List<List<ObjectRef<B>>> maps = new ArrayList<>(perRound);
         int first = round * perRound;
-        for (int i = first; i < Math.min(run.plan.mappers(), first + perRound); i++) {
-            maps.add(run.submitMap(i));
-        }
-        return maps;
+        return run.submitMaps(first, Math.min(run.plan.mappers(), first + perRound));
     }
 }

@@ -42,6 +42,9 @@ class ShuffleJobBuilderTest {
         assertNames("positionedReducer", () -> valid().strategy(Strategy.STREAMING)
                 .streamingReducer((p, state, blocks) -> state)
                 .positionedReducer(MemorySegment::byteSize, (p, position, blocks) -> blocks.getFirst()).build());
+        assertNames("splitPartitionsAbove = 100 is not allowed; needs 0 with Strategy.STREAMING", () -> valid()
+                .strategy(Strategy.STREAMING).streamingReducer((p, state, blocks) -> state)
+                .splitPartitionsAbove(100, (p, block, ways) -> java.util.List.of(block)).build());
         assertNames("splitPartitionsAbove = 100", () -> valid()
                 .positionedReducer(MemorySegment::byteSize, (p, position, blocks) -> blocks.getFirst())
                 .splitPartitionsAbove(100, (p, block, ways) -> java.util.List.of(block)).build());

@@ -180,6 +180,45 @@ class ShuffleStrategyProperties {
         }
     }
 
+    @Property(tries = 3)
+    void streamingSpeculationOutrunsAnInjectedStraggler(@ForAll long seed) throws IOException {
+        long[][] inputs = randomInputs(seed, 6, 200);
+        String run = "stream-spec-" + seed + "-" + System.nanoTime();
+        Path spill = Files.createTempDirectory("croupier-shuffle");
+        try (Cluster cluster = cluster(3, spill)) {
+            List<ObjectRef<MemorySegment>> refs = new ArrayList<>();
+            for (long[] in : inputs) {
+                refs.add(cluster.put(LongBlocks.of(in)));
+            }
+            ShuffleJob<MemorySegment, MemorySegment, Long> job = ShuffleJob.<MemorySegment, MemorySegment, Long>builder()
+                    .inputs(refs)
+                    .mapper((MemorySegment in, int r) -> {
+                        long[] v = LongBlocks.values(in);
+                        if (v.length > 0 && ATTEMPTS.computeIfAbsent(run + "/" + Arrays.hashCode(v),
+                                k -> new AtomicLong()).getAndIncrement() == 0 && isFirstInput(v, inputs)) {
+                            Thread.sleep(20_000);
+                        }
+                        return LongBlocks.rangeMap(in, r);
+                    })
+                    .streamingReducer((int p, Long state, List<MemorySegment> blocks) ->
+                            (state == null ? 0L : state) + Arrays.stream(LongBlocks.concat(blocks)).sum())
+                    .partitions(3)
+                    .strategy(Strategy.STREAMING)
+                    .mapsPerRound(6)
+                    .speculateAfter(Duration.ofMillis(100))
+                    .build();
+            try (ShuffleResult<Long> result = job.run(cluster)) {
+                long batch = Arrays.stream(inputs).flatMapToLong(Arrays::stream).sum();
+                assertEquals(batch, result.values().stream().mapToLong(Long::longValue).sum());
+                if (inputs[0].length > 0) {
+                    assertTrue(result.speculativeDuplicates() >= 1, "the straggler was duplicated");
+                }
+            }
+        } finally {
+            deleteTree(spill);
+        }
+    }
+
     static boolean isFirstInput(long[] v, long[][] inputs) {
         return Arrays.equals(v, inputs[0]);
     }
