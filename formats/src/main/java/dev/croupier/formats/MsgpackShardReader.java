@@ -21,50 +21,37 @@ import org.msgpack.value.ValueType;
  * would already have been handed out under another key), else the 12-digit sample index. The
  * offset of a file is the position of its field name; errors report the unpacker's position.
  */
-final class MsgpackShardReader implements ShardReader {
+final class MsgpackShardReader extends MemberCursor {
     /** The map entry holding the sample key, as WebDataset names it. */
     static final String KEY_FIELD = "__key__";
 
-    private final Path shard;
     private final MessageUnpacker unpacker;
     private long sample = -1;
     private int entriesLeft;
     private boolean firstEntry;
     private String recordKey;
-    private String extension;
-    private long size;
-    private long offset;
-    private Content content;
 
     MsgpackShardReader(Path shard) throws IOException {
-        this.shard = shard;
+        super(shard, ShardFormat.MSGPACK);
         InputStream in = new BufferedInputStream(Files.newInputStream(shard), 64 * 1024);
         this.unpacker = MessagePack.newDefaultUnpacker(in);
+        source(unpacker);
     }
 
-    @Override
-    public Path shard() {
-        return shard;
-    }
 
-    @Override
-    public ShardFormat format() {
-        return ShardFormat.MSGPACK;
-    }
 
     @Override
     public boolean nextFile() throws IOException {
-        if (content != null) {
-            content.drain();
-            content = null;
+        if (current() != null) {
+            current().drain();
         }
         try {
             return advance();
         } catch (MessageInsufficientBufferException e) {
-            throw new BadShardException(BadShardException.Cause.TRUNCATED, shard, unpacker.getTotalReadBytes(),
+            throw bad(BadShardException.Cause.TRUNCATED, unpacker.getTotalReadBytes(),
                     null, "msgpack stream ends inside a value", e);
         } catch (MessagePackException e) {
-            throw new BadShardException(BadShardException.Cause.MALFORMED, shard, unpacker.getTotalReadBytes(),
+            throw bad(BadShardException.Cause.MALFORMED, unpacker.getTotalReadBytes(),
                     null, "broken msgpack: " + e.getMessage(), e);
         }
     }
@@ -73,12 +60,12 @@ final class MsgpackShardReader implements ShardReader {
         while (true) {
             if (entriesLeft == 0) {
                 if (!unpacker.hasNext()) {
-                    return false;
+                    return end();
                 }
                 long at = unpacker.getTotalReadBytes();
                 ValueType t = unpacker.getNextFormat().getValueType();
                 if (t != ValueType.MAP) {
-                    throw new BadShardException(BadShardException.Cause.MALFORMED, shard, at, null,
+                    throw bad(BadShardException.Cause.MALFORMED, at, null,
                             "expected a map (one sample), found " + t, null);
                 }
                 entriesLeft = unpacker.unpackMapHeader();
@@ -92,20 +79,19 @@ final class MsgpackShardReader implements ShardReader {
             entriesLeft--;
             if (field.equals(KEY_FIELD)) {
                 if (!firstEntry) {
-                    throw new BadShardException(BadShardException.Cause.MALFORMED, shard, at, recordKey,
+                    throw bad(BadShardException.Cause.MALFORMED, at, recordKey,
                             "__key__ must be the first entry of its map", null);
                 }
                 recordKey = readText(unpacker.getTotalReadBytes(), "__key__ value");
                 firstEntry = false;
                 if (!MemberNames.isLocal(recordKey)) {
-                    throw new BadShardException(BadShardException.Cause.UNSAFE_NAME, shard, at, recordKey,
-                            "sample key is absolute or climbs out with '..'; refusing it", null);
+                    throw unsafeName(at, recordKey, "sample key");
                 }
                 continue;
             }
             firstEntry = false;
             if (field.indexOf('/') >= 0) {
-                throw new BadShardException(BadShardException.Cause.MALFORMED, shard, at, recordKey + "." + field,
+                throw bad(BadShardException.Cause.MALFORMED, at, recordKey + "." + field,
                         "field name holds '/'", null);
             }
             long valueAt = unpacker.getTotalReadBytes();
@@ -113,13 +99,11 @@ final class MsgpackShardReader implements ShardReader {
             int length = switch (t) {
                 case BINARY -> unpacker.unpackBinaryHeader();
                 case STRING -> unpacker.unpackRawStringHeader();
-                default -> throw new BadShardException(BadShardException.Cause.MALFORMED, shard, valueAt,
+                default -> throw bad(BadShardException.Cause.MALFORMED, valueAt,
                         recordKey + "." + field, "field value must be bin or str, found " + t, null);
             };
-            offset = at;
-            extension = field.isEmpty() ? "" : "." + field;
-            size = Integer.toUnsignedLong(length);
-            content = new Content(size);
+            long size = Integer.toUnsignedLong(length);
+            member(recordKey, field.isEmpty() ? "" : "." + field, size, at, new Content(size));
             return true;
         }
     }
@@ -134,47 +118,16 @@ final class MsgpackShardReader implements ShardReader {
             unpacker.readPayload(b);
             return new String(b, StandardCharsets.UTF_8);
         }
-        throw new BadShardException(BadShardException.Cause.MALFORMED, shard, at, null,
+        throw bad(BadShardException.Cause.MALFORMED, at, null,
                 what + " must be str or bin, found " + t, null);
     }
 
-    @Override
-    public String name() {
-        return recordKey + extension;
-    }
 
-    @Override
-    public String key() {
-        return recordKey;
-    }
 
-    @Override
-    public String extension() {
-        return extension;
-    }
 
-    @Override
-    public long size() {
-        return size;
-    }
 
-    @Override
-    public long offset() {
-        return offset;
-    }
 
-    @Override
-    public InputStream content() {
-        if (content == null) {
-            throw new IllegalStateException("no current file: call nextFile() first");
-        }
-        return content;
-    }
 
-    @Override
-    public void close() throws IOException {
-        unpacker.close();
-    }
 
     private final class Content extends ArchiveStreams.Bounded {
         Content(long size) {
@@ -189,14 +142,14 @@ final class MsgpackShardReader implements ShardReader {
             } catch (MessageInsufficientBufferException e) {
                 throw truncated();
             } catch (MessagePackException e) {
-                throw new BadShardException(BadShardException.Cause.MALFORMED, shard, unpacker.getTotalReadBytes(),
+                throw bad(BadShardException.Cause.MALFORMED, unpacker.getTotalReadBytes(),
                         name(), "broken msgpack: " + e.getMessage(), e);
             }
         }
 
         @Override
         IOException truncated() {
-            return new BadShardException(BadShardException.Cause.TRUNCATED, shard, unpacker.getTotalReadBytes(),
+            return bad(BadShardException.Cause.TRUNCATED, unpacker.getTotalReadBytes(),
                     name(), "msgpack stream ends inside the value", null);
         }
     }

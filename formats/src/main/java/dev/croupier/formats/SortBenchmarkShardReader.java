@@ -13,7 +13,7 @@ import java.util.HexFormat;
  * that alphanumeric order of keys is the unsigned byte order the benchmark sorts by. Each record
  * is read whole into one reused 100-byte buffer.
  */
-final class SortBenchmarkShardReader implements ShardReader {
+final class SortBenchmarkShardReader extends MemberCursor {
     /** Key bytes per record. */
     static final int KEY_SIZE = 10;
     /** Value bytes per record. */
@@ -23,82 +23,40 @@ final class SortBenchmarkShardReader implements ShardReader {
     /** Extension given to every record's value. */
     static final String EXTENSION = ".value";
 
-    private final Path shard;
     private final InputStream in;
     private final byte[] record = new byte[RECORD_SIZE];
-    private long offset = -RECORD_SIZE;
-    private String key;
-    private Content content;
+    private long position;
 
     SortBenchmarkShardReader(Path shard) throws IOException {
-        this.shard = shard;
+        super(shard, ShardFormat.SORT_BENCHMARK);
         this.in = new BufferedInputStream(Files.newInputStream(shard), 64 * 1024);
+        source(in);
     }
 
-    @Override
-    public Path shard() {
-        return shard;
-    }
 
-    @Override
-    public ShardFormat format() {
-        return ShardFormat.SORT_BENCHMARK;
-    }
 
     @Override
     public boolean nextFile() throws IOException {
         int n = in.readNBytes(record, 0, RECORD_SIZE);
         if (n == 0) {
-            content = null;
-            return false;
+            return end();
         }
-        offset += RECORD_SIZE;
+        long offset = position;
+        position += RECORD_SIZE;
         if (n < RECORD_SIZE) {
-            throw new BadShardException(BadShardException.Cause.TRUNCATED, shard, offset, null,
+            throw bad(BadShardException.Cause.TRUNCATED, offset, null,
                     "file ends inside a 100-byte record (" + n + " bytes)", null);
         }
-        key = HexFormat.of().formatHex(record, 0, KEY_SIZE);
-        content = new Content();
+        member(HexFormat.of().formatHex(record, 0, KEY_SIZE), EXTENSION, VALUE_SIZE, offset, new Content());
         return true;
     }
 
-    @Override
-    public String name() {
-        return key + EXTENSION;
-    }
 
-    @Override
-    public String key() {
-        return key;
-    }
 
-    @Override
-    public String extension() {
-        return EXTENSION;
-    }
 
-    @Override
-    public long size() {
-        return VALUE_SIZE;
-    }
 
-    @Override
-    public long offset() {
-        return offset;
-    }
 
-    @Override
-    public InputStream content() {
-        if (content == null) {
-            throw new IllegalStateException("no current file: call nextFile() first");
-        }
-        return content;
-    }
 
-    @Override
-    public void close() throws IOException {
-        in.close();
-    }
 
     private final class Content extends ArchiveStreams.Bounded {
         Content() {
@@ -113,7 +71,7 @@ final class SortBenchmarkShardReader implements ShardReader {
 
         @Override
         IOException truncated() {
-            return new BadShardException(BadShardException.Cause.TRUNCATED, shard, offset, name(),
+            return bad(BadShardException.Cause.TRUNCATED, offset(), name(),
                     "record ends early", null);
         }
     }

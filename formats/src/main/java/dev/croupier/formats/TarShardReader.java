@@ -23,23 +23,15 @@ import org.apache.commons.compress.compressors.gzip.GzipCompressorInputStream;
  * checksums either, so the counted stream keeps the header block it just parsed and we verify it. Only regular files become files; directories,
  * links and devices are skipped. A leading {@code ./} (what {@code tar -C dir .} writes) is dropped.
  */
-final class TarShardReader implements ShardReader {
+final class TarShardReader extends MemberCursor {
     private static final int BLOCK = 512;
 
-    private final Path shard;
-    private final ShardFormat format;
     private final InputStream file;
     private final ArchiveStreams.Counted counted;
     private final TarArchiveInputStream tar;
-    private String name;
-    private int extStart;
-    private long size;
-    private long offset;
-    private Content content;
 
     TarShardReader(Path shard, ShardFormat format) throws IOException {
-        this.shard = shard;
-        this.format = format;
+        super(shard, format);
         this.file = new BufferedInputStream(Files.newInputStream(shard), 64 * 1024);
         try {
             InputStream plain = switch (format) {
@@ -51,6 +43,7 @@ final class TarShardReader implements ShardReader {
             };
             this.counted = new ArchiveStreams.Counted(plain);
             this.tar = new TarArchiveInputStream(counted, "UTF-8");
+            source(tar);
         } catch (IOException e) {
             file.close();
             throw classify(e, 0, null);
@@ -60,15 +53,7 @@ final class TarShardReader implements ShardReader {
         }
     }
 
-    @Override
-    public Path shard() {
-        return shard;
-    }
 
-    @Override
-    public ShardFormat format() {
-        return format;
-    }
 
     @Override
     public boolean nextFile() throws IOException {
@@ -81,22 +66,21 @@ final class TarShardReader implements ShardReader {
             } catch (IOException ex) {
                 throw classify(ex, before, null);
             } catch (RuntimeException ex) {
-                throw new BadShardException(BadShardException.Cause.BAD_HEADER, shard, before, null,
+                throw bad(BadShardException.Cause.BAD_HEADER, before, null,
                         "unreadable tar header: " + ex.getMessage(), ex);
             } finally {
                 counted.tap(false);
             }
             if (e == null) {
                 if (counted.count % BLOCK != 0) {
-                    throw new BadShardException(BadShardException.Cause.TRUNCATED, shard,
+                    throw bad(BadShardException.Cause.TRUNCATED,
                             counted.count - counted.count % BLOCK, null,
                             "tar stream ends inside a 512-byte header block", null);
                 }
-                content = null;
-                return false;
+                return end();
             }
             if (!TarUtils.verifyCheckSum(counted.lastBlock())) {
-                throw new BadShardException(BadShardException.Cause.BAD_HEADER, shard, counted.count - BLOCK,
+                throw bad(BadShardException.Cause.BAD_HEADER, counted.count - BLOCK,
                         e.getName(), "tar header checksum does not match the header", null);
             }
             if (!isRegular(e)) {
@@ -106,15 +90,11 @@ final class TarShardReader implements ShardReader {
             while (n.startsWith("./")) {
                 n = n.substring(2);
             }
-            offset = counted.count - BLOCK;
+            long offset = counted.count - BLOCK;
             if (!MemberNames.isLocal(n)) {
-                throw new BadShardException(BadShardException.Cause.UNSAFE_NAME, shard, offset, e.getName(),
-                        "member name is absolute or climbs out with '..'; refusing it", null);
+                throw unsafeName(offset, e.getName(), "member name");
             }
-            name = n;
-            extStart = MemberNames.extensionStart(n);
-            size = e.getSize();
-            content = new Content(size);
+            member(n, e.getSize(), offset, new Content(e.getSize()));
             return true;
         }
     }
@@ -141,46 +121,15 @@ final class TarShardReader implements ShardReader {
         } else {
             cause = BadShardException.Cause.MALFORMED;
         }
-        return new BadShardException(cause, shard, at, member, m, e);
+        return bad(cause, at, member, m, e);
     }
 
-    @Override
-    public String name() {
-        return name;
-    }
 
-    @Override
-    public String key() {
-        return name.substring(0, extStart);
-    }
 
-    @Override
-    public String extension() {
-        return name.substring(extStart);
-    }
 
-    @Override
-    public long size() {
-        return size;
-    }
 
-    @Override
-    public long offset() {
-        return offset;
-    }
 
-    @Override
-    public InputStream content() {
-        if (content == null) {
-            throw new IllegalStateException("no current file: call nextFile() first");
-        }
-        return content;
-    }
 
-    @Override
-    public void close() throws IOException {
-        tar.close();
-    }
 
     private final class Content extends ArchiveStreams.Bounded {
         Content(long size) {
@@ -192,13 +141,13 @@ final class TarShardReader implements ShardReader {
             try {
                 return tar.read(b, off, len);
             } catch (IOException e) {
-                throw classify(e, counted.count, name);
+                throw classify(e, counted.count, name());
             }
         }
 
         @Override
         IOException truncated() {
-            return new BadShardException(BadShardException.Cause.TRUNCATED, shard, counted.count, name,
+            return bad(BadShardException.Cause.TRUNCATED, counted.count, name(),
                     "tar stream ends inside the member's content", null);
         }
     }

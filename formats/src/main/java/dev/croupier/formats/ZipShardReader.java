@@ -18,36 +18,31 @@ import org.apache.commons.compress.archivers.zip.ZipFile;
  * computed while its content is read and compared with the stored one at the end, since
  * Commons Compress does not check it. Directories and symlinks are skipped.
  */
-final class ZipShardReader implements ShardReader {
-    private final Path shard;
+final class ZipShardReader extends MemberCursor {
     private final ZipFile zip;
     private final Enumeration<ZipArchiveEntry> entries;
     private ZipArchiveEntry entry;
-    private String name;
-    private int extStart;
     private InputStream open;
-    private Content content;
 
     ZipShardReader(Path shard) throws IOException {
-        this.shard = shard;
+        super(shard, ShardFormat.ZIP);
         try {
             this.zip = ZipFile.builder().setPath(shard).get();
         } catch (IOException e) {
-            throw new BadShardException(BadShardException.Cause.BAD_HEADER, shard, Files.size(shard), null,
+            throw bad(BadShardException.Cause.BAD_HEADER, Files.size(shard), null,
                     "no readable zip central directory: " + e.getMessage(), e);
         }
         this.entries = zip.getEntriesInPhysicalOrder();
+        source(() -> {
+            try {
+                closeEntry();
+            } finally {
+                zip.close();
+            }
+        });
     }
 
-    @Override
-    public Path shard() {
-        return shard;
-    }
 
-    @Override
-    public ShardFormat format() {
-        return ShardFormat.ZIP;
-    }
 
     @Override
     public boolean nextFile() throws IOException {
@@ -59,18 +54,14 @@ final class ZipShardReader implements ShardReader {
             }
             String n = e.getName();
             if (!MemberNames.isLocal(n)) {
-                throw new BadShardException(BadShardException.Cause.UNSAFE_NAME, shard, e.getLocalHeaderOffset(), n,
-                        "member name is absolute or climbs out with '..'; refusing it", null);
+                throw unsafeName(e.getLocalHeaderOffset(), n, "member name");
             }
             entry = e;
-            name = n;
-            extStart = MemberNames.extensionStart(n);
-            content = new Content(e.getSize());
+            member(n, e.getSize(), e.getLocalHeaderOffset(), new Content(e.getSize()));
             return true;
         }
         entry = null;
-        content = null;
-        return false;
+        return end();
     }
 
     private void closeEntry() throws IOException {
@@ -80,47 +71,12 @@ final class ZipShardReader implements ShardReader {
         }
     }
 
-    @Override
-    public String name() {
-        return name;
-    }
 
-    @Override
-    public String key() {
-        return name.substring(0, extStart);
-    }
 
-    @Override
-    public String extension() {
-        return name.substring(extStart);
-    }
 
-    @Override
-    public long size() {
-        return entry.getSize();
-    }
 
-    @Override
-    public long offset() {
-        return entry.getLocalHeaderOffset();
-    }
 
-    @Override
-    public InputStream content() {
-        if (content == null) {
-            throw new IllegalStateException("no current file: call nextFile() first");
-        }
-        return content;
-    }
 
-    @Override
-    public void close() throws IOException {
-        try {
-            closeEntry();
-        } finally {
-            zip.close();
-        }
-    }
 
     private final class Content extends ArchiveStreams.Bounded {
         private final CRC32 crc = new CRC32();
@@ -134,7 +90,7 @@ final class ZipShardReader implements ShardReader {
             try {
                 if (open == null) {
                     if (!zip.canReadEntryData(entry)) {
-                        throw new BadShardException(BadShardException.Cause.MALFORMED, shard, offset(), name,
+                        throw bad(BadShardException.Cause.MALFORMED, offset(), name(),
                                 "unsupported zip compression method " + entry.getMethod(), null);
                     }
                     open = zip.getInputStream(entry);
@@ -147,7 +103,7 @@ final class ZipShardReader implements ShardReader {
             } catch (BadShardException e) {
                 throw e;
             } catch (IOException | RuntimeException e) {
-                throw new BadShardException(BadShardException.Cause.MALFORMED, shard, offset(), name,
+                throw bad(BadShardException.Cause.MALFORMED, offset(), name(),
                         "cannot decode zip entry: " + e.getMessage(), e);
             }
         }
@@ -156,14 +112,14 @@ final class ZipShardReader implements ShardReader {
         void atEnd() throws IOException {
             long stored = entry.getCrc();
             if (stored != -1 && stored != crc.getValue()) {
-                throw new BadShardException(BadShardException.Cause.CHECKSUM_MISMATCH, shard, offset(), name,
+                throw bad(BadShardException.Cause.CHECKSUM_MISMATCH, offset(), name(),
                         String.format("zip CRC-32 mismatch: stored %08x, computed %08x", stored, crc.getValue()), null);
             }
         }
 
         @Override
         IOException truncated() {
-            return new BadShardException(BadShardException.Cause.TRUNCATED, shard, offset(), name,
+            return bad(BadShardException.Cause.TRUNCATED, offset(), name(),
                     "zip entry data ends before its declared " + entry.getSize() + " bytes", null);
         }
     }
