@@ -7,6 +7,7 @@ import dev.croupier.examples.Options;
 import dev.croupier.examples.UsageException;
 import dev.croupier.nvme.PageCacheProbe;
 import dev.croupier.shuffle.records.SortBenchmarkRecords;
+import dev.croupier.objectstore.TemporaryClaim;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -157,8 +158,9 @@ public final class SortCommands {
                 return checked.valid() ? 0 : 1;
             }
             Files.createDirectories(settings.cluster().spillDir());
-            Path work = Files.createTempDirectory(settings.cluster().spillDir(), "croupier-sort-benchmark-");
-            try {
+            // Claimed: a run killed with kill -9 leaves gigabytes here, which the next run deletes.
+            try (TemporaryClaim claim = TemporaryClaim.folder(settings.cluster().spillDir(), "croupier-sort-benchmark-")) {
+                Path work = claim.path();
                 Path in = work.resolve("input");
                 Path out = work.resolve("output");
                 long t0 = System.nanoTime();
@@ -186,8 +188,6 @@ public final class SortCommands {
                 extra.put("validate_seconds", validate);
                 report(settings, outcome, bound, extra);
                 return valid ? 0 : 1;
-            } finally {
-                deleteTree(work);
             }
         }
     }

@@ -13,6 +13,7 @@ import dev.croupier.shuffle.records.RecordKernels;
 import dev.croupier.shuffle.records.RecordLayout;
 import dev.croupier.shuffle.records.SortBenchmarkRecords;
 import dev.croupier.shuffle.records.SortJob;
+import dev.croupier.objectstore.TemporaryClaim;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
@@ -57,16 +58,19 @@ final class SortRun {
     /**
      * Sorts {@code in} into {@code out}, or into one file per partition in {@code partsDir}.
      * Reducers write under temporary names (a file next to {@code out}, or a hidden folder in
-     * {@code partsDir}) that the run claims ({@link RunClaim}), after removing what killed runs
+     * {@code partsDir}) that the run claims ({@link TemporaryClaim}), after removing what killed runs
      * left there. The cluster is closed, so every task has stopped, before the output is
      * committed or, after a failure, removed: no reducer can write after the cleanup.
      */
+    /** The prefix of a sort run's claim on its temporary output, hidden in the output's folder. */
+    static final String CLAIM_PREFIX = ".croupier-sort-";
+
     Outcome sort(Path in, Path out, Path partsDir) throws IOException {
         Path dir = partsDir != null ? partsDir : out.toAbsolutePath().getParent();
         Files.createDirectories(dir);
-        try (RunClaim claim = RunClaim.take(dir)) {
-            Path temp = partsDir != null ? Files.createDirectory(dir.resolve(claim.name))
-                    : Files.createFile(dir.resolve(claim.name + ".tmp"));
+        try (TemporaryClaim claim = TemporaryClaim.take(dir, CLAIM_PREFIX)) {
+            Path temp = partsDir != null ? Files.createDirectory(claim.path())
+                    : Files.createFile(dir.resolve(claim.name() + ".tmp"));
             return sort(in, out, partsDir, temp);
         }
     }

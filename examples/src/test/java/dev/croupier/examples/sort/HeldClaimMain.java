@@ -1,5 +1,6 @@
 package dev.croupier.examples.sort;
 
+import dev.croupier.objectstore.TemporaryClaim;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -13,9 +14,9 @@ public final class HeldClaimMain {
 
     public static void main(String[] args) throws Exception {
         Path dir = Path.of(args[0]);
-        RunClaim claim = RunClaim.take(dir);
-        Files.write(dir.resolve(claim.name + ".tmp"), new byte[4096]);
-        System.out.println(claim.name);
+        TemporaryClaim claim = TemporaryClaim.take(dir, SortRun.CLAIM_PREFIX);
+        Files.write(dir.resolve(claim.name() + ".tmp"), new byte[4096]);
+        System.out.println(claim.name());
         System.out.flush();
         Thread.sleep(Long.MAX_VALUE);
     }

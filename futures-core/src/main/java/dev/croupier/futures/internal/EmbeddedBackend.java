@@ -42,7 +42,7 @@ final class EmbeddedBackend implements Backend {
     private final boolean serializing;
     private final long clusterTag;
     private final AtomicInteger incarnations = new AtomicInteger();
-    private final ClaimedFolder spillRoot;
+    private final dev.croupier.objectstore.TemporaryClaim spillRoot;
     /** Current incarnation by node id. */
     private final CopyOnWriteArrayList<Incarnation> byId = new CopyOnWriteArrayList<>();
     private final ConcurrentHashMap<NodeLink, Incarnation> byLink = new ConcurrentHashMap<>();
@@ -56,7 +56,7 @@ final class EmbeddedBackend implements Backend {
         try {
             Path base = config.spillDirectory() != null
                     ? config.spillDirectory() : Path.of(System.getProperty("java.io.tmpdir"));
-            this.spillRoot = ClaimedFolder.create(base, "croupier-cluster-");
+            this.spillRoot = dev.croupier.objectstore.TemporaryClaim.folder(base, "croupier-cluster-");
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create a spill folder under " + config.spillDirectory(), e);
         }
@@ -80,7 +80,7 @@ final class EmbeddedBackend implements Backend {
     @Override
     public NodeLink startNode(int id) {
         String name = "node-" + id + "." + incarnations.incrementAndGet();
-        Path spill = spillRoot.path.resolve(name);
+        Path spill = spillRoot.path().resolve(name);
         // Store names must be unique on the machine (their memory folders share /dev/shm), also
         // across clusters and JVMs: the cluster's random tag makes them so.
         String storeName = Long.toUnsignedString(clusterTag, 36) + "-" + name;

@@ -34,7 +34,7 @@ final class NodeProcesses implements AutoCloseable {
     private final Path memoryDirectory;
     private final Path spillDirectory;
     private final Path tokenFile;
-    private final ClaimedFolder logs;
+    private final dev.croupier.objectstore.TemporaryClaim logs;
     private final Map<Integer, Process> byId = new ConcurrentHashMap<>();
     /** The cache node 0 of this run writes when it exits, under a name of its own, and where it goes. */
     private Path training;
@@ -49,7 +49,7 @@ final class NodeProcesses implements AutoCloseable {
         this.memoryDirectory = memoryDirectory;
         this.spillDirectory = spillDirectory;
         try {
-            this.logs = ClaimedFolder.create(Path.of(System.getProperty("java.io.tmpdir")), "croupier-node-logs-");
+            this.logs = dev.croupier.objectstore.TemporaryClaim.folder(Path.of(System.getProperty("java.io.tmpdir")), "croupier-node-logs-");
         } catch (IOException e) {
             throw new CroupierException(ErrorCode.UNAVAILABLE, "cannot create a folder for node logs: " + e.getMessage(), e);
         }
@@ -98,7 +98,7 @@ final class NodeProcesses implements AutoCloseable {
         if (tokenFile != null) {
             command.addAll(List.of("--token-file", tokenFile.toString())); // else CROUPIER_TOKEN is inherited
         }
-        Path log = logs.path.resolve("node-" + id + ".log");
+        Path log = logs.path().resolve("node-" + id + ".log");
         try {
             Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()))
                     .start();
@@ -190,7 +190,7 @@ final class NodeProcesses implements AutoCloseable {
     }
 
     private String awaitReady(int id, Process p) {
-        Path log = logs.path.resolve("node-" + id + ".log");
+        Path log = logs.path().resolve("node-" + id + ".log");
         String[] address = new String[1];
         Thread reader = Thread.ofPlatform().daemon().start(() -> {
             try {

@@ -81,7 +81,7 @@ public final class NodeService implements AutoCloseable {
     static final int MAX_INBOUND_BYTES = 64 << 20;
 
     private final NodeRuntime runtime;
-    private final ClaimedFolder spillRoot;
+    private final dev.croupier.objectstore.TemporaryClaim spillRoot;
     private final Server server;
     private final String address;
     private final PeerChannels peers;
@@ -116,11 +116,11 @@ public final class NodeService implements AutoCloseable {
         this.smallObjectBytes = smallObjectBytes;
         this.storeBytes = storeBytes;
         Path base = spillDirectory != null ? spillDirectory : Path.of(System.getProperty("java.io.tmpdir"));
-        this.spillRoot = ClaimedFolder.create(base, "croupier-node-");
+        this.spillRoot = dev.croupier.objectstore.TemporaryClaim.folder(base, "croupier-node-");
         ObjectStore.Builder store = ObjectStore.builder()
                 .name("node-" + ProcessHandle.current().pid() + "-" + Long.toUnsignedString(EmbeddedBackend.newTag(), 36))
                 .capacityBytes(storeBytes)
-                .spillDirectory(spillRoot.path);
+                .spillDirectory(spillRoot.path());
         if (memoryDirectory != null) {
             store.memoryDirectory(memoryDirectory);
         }
