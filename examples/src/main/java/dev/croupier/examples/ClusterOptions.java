@@ -52,7 +52,9 @@ public record ClusterOptions(int nodes, int processes, List<String> addresses, l
                 line("--nodes N", "nodes of an embedded cluster, in this JVM (default " + defaultNodes + ")"),
                 line("--processes N", "run N node processes on this machine instead, stopped at the end"),
                 line("--cluster ADDRS", "use running nodes (croupier node), with their own store settings, instead:"
-                        + " HOST:PORT[,HOST:PORT...]"),
+                        + " HOST:PORT[,HOST:PORT...]; a name that resolves to several addresses is that many"
+                        + " nodes, and names are resolved again every second, so nodes that come or go join or"
+                        + " leave mid-job"),
                 line("--store-memory SIZE", "object-store memory per node, k/m/g suffixes (default " + defaultStoreMemory
                         + ")"),
                 line("--spill-dir DIR", "where the stores spill (default: the system temp folder)"));
