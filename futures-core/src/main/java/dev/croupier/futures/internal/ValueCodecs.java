@@ -71,9 +71,11 @@ final class ValueCodecs {
         }
         this.filter = ObjectInputFilter.Config.createFilter(pattern + ";!*");
         ObjectInputFilter code = ObjectInputFilter.Config.createFilter(pattern + ";" + CODE_ALLOW_LIST + ";!*");
-        // Two more kinds pass: a task exception's own class (see CODE_ALLOW_LIST), and the
-        // lambda a SerializedLambda resolves to, which only its capturing class can make, and
-        // that class was checked as a field of the SerializedLambda.
+        // Three more kinds pass: a task exception's own class (see CODE_ALLOW_LIST); the lambda
+        // a SerializedLambda resolves to, which only its capturing class can make; and a class
+        // that is not Serializable, such as a lambda's capturing class: the stream can only hold
+        // it as a Class reference, since ObjectInputStream makes no instance of such a class, so
+        // a user's lambdas travel without an allow-list entry for the class that declares them.
         this.codeFilter = info -> {
             ObjectInputFilter.Status status = code.checkInput(info);
             Class<?> type = info.serialClass();
@@ -81,6 +83,7 @@ final class ValueCodecs {
                 return status;
             }
             return Throwable.class.isAssignableFrom(type) || type.isHidden() && type.getName().contains("$$Lambda")
+                    || !type.isArray() && !java.io.Serializable.class.isAssignableFrom(type)
                     ? ObjectInputFilter.Status.ALLOWED : status;
         };
     }
