@@ -199,9 +199,11 @@ final class ChunkFrame implements AutoCloseable {
     void copyTo(MemorySegment target, long offset) throws IOException {
         int left = dataBytes;
         byte[] scratch = null;
+        // Asked once: over a chunk's many HTTP/2 frames the answer costs a walk of them all.
+        boolean lent = in instanceof HasByteBuffer h && h.byteBufferSupported();
         while (left > 0) {
             int n;
-            if (in instanceof HasByteBuffer h && h.byteBufferSupported()) {
+            if (lent && in instanceof HasByteBuffer h) {
                 ByteBuffer b = h.getByteBuffer();
                 n = Math.min(b.remaining(), left);
                 if (target != null) {
