@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -31,6 +32,21 @@ class TokenTest {
     void aDriverWithoutTheTokenOrWithAnotherIsRefusedNamingTheNode() throws Exception {
         Path token = Files.writeString(dir.resolve("token"), "s3cret-token\n");
         Path other = Files.writeString(dir.resolve("other"), "another-token");
+        java.util.logging.Logger log = java.util.logging.Logger.getLogger("dev.croupier.futures.internal.CallToken");
+        List<String> logged = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.logging.Handler capture = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord r) {
+                logged.add(r.getMessage());
+            }
+
+            @Override
+            public void flush() {}
+
+            @Override
+            public void close() {}
+        };
+        log.addHandler(capture);
         try (NodeServer n = node(token)) {
             CroupierException none = assertThrows(CroupierException.class, () -> Cluster.connect(n.address()));
             assertEquals(ErrorCode.UNAVAILABLE, none.code());
@@ -39,6 +55,12 @@ class TokenTest {
             CroupierException wrong = assertThrows(CroupierException.class,
                     () -> Cluster.builder().connect(n.address()).tokenFile(other).start());
             assertTrue(wrong.getMessage().contains("token is not this node's"), wrong.getMessage());
+            assertTrue(logged.stream().anyMatch(m -> m.contains("refused") && m.contains("from /127.0.0.1:")
+                    && m.contains("no token")), "the node logs the refused caller's address: " + logged);
+            assertTrue(logged.stream().anyMatch(m -> m.contains("from /127.0.0.1:") && m.contains("wrong token")),
+                    String.valueOf(logged));
+        } finally {
+            log.removeHandler(capture);
         }
     }
 
