@@ -40,21 +40,36 @@ public final class NodeServer implements AutoCloseable {
         service.awaitTermination();
     }
 
+    /**
+     * Stops taking work and lets what runs finish, for at most {@code bound}: readiness turns
+     * NOT_SERVING, drivers are told to place nothing more here, and this returns once the node
+     * runs and queues no task (true) or the bound passes (false). Then {@link #close} it; what
+     * it still holds is lost, and the drivers rebuild it from lineage. SIGTERM does both.
+     */
+    public boolean drain(java.time.Duration bound) throws InterruptedException {
+        return service.drain(Objects.requireNonNull(bound, "bound"));
+    }
+
     /** Stops serving, interrupts running tasks and frees the store's memory and files. */
     @Override
     public void close() {
         service.close();
     }
 
+    /** How long a node given SIGTERM lets its tasks finish, unless {@code --drain-seconds} says. */
+    public static final int DEFAULT_DRAIN_SECONDS = 20;
+
     /**
      * {@code --port P [--bind ADDR] [--store-memory SIZE] [--spill-dir DIR] [--memory-dir DIR]
-     * [--cpus N] [--token-file F] [--tls-cert F --tls-key F [--tls-ca F]] [--parent PID]}: serves
-     * until SIGTERM or SIGINT (or until
+     * [--cpus N] [--token-file F] [--tls-cert F --tls-key F [--tls-ca F]] [--parent PID]
+     * [--drain-seconds N]}: serves until SIGTERM, which drains it for at most N seconds (default
+     * {@value #DEFAULT_DRAIN_SECONDS}) and exits 0, or SIGINT (or until
      * process {@code PID} ends), after printing {@link #READY} and the address.
      */
     public static void main(String[] args) throws InterruptedException {
         Builder b = builder();
         long parent = -1;
+        long drainSeconds = DEFAULT_DRAIN_SECONDS;
         try {
             for (int i = 0; i < args.length; i++) {
                 String flag = args[i];
@@ -74,9 +89,16 @@ public final class NodeServer implements AutoCloseable {
                     case "--tls-key" -> b.tlsKey = Path.of(value);
                     case "--tls-ca" -> b.tlsAuthority = Path.of(value);
                     case "--parent" -> parent = number(flag, value);
+                    case "--drain-seconds" -> {
+                        drainSeconds = number(flag, value);
+                        if (drainSeconds < 0 || drainSeconds > 3600) {
+                            throw new CroupierException(ErrorCode.BAD_INPUT, "node: --drain-seconds = " + value
+                                    + " is not allowed; needs 0..3600");
+                        }
+                    }
                     default -> throw new CroupierException(ErrorCode.BAD_INPUT, "node: unknown flag " + flag
                             + "; flags: --port --bind --store-memory --spill-dir --memory-dir --cpus --token-file"
-                            + " --tls-cert --tls-key --tls-ca --parent");
+                            + " --tls-cert --tls-key --tls-ca --parent --drain-seconds");
                 }
             }
         } catch (CroupierException e) {
@@ -97,6 +119,19 @@ public final class NodeServer implements AutoCloseable {
             return;
         }
         Runtime.getRuntime().addShutdownHook(new Thread(node::close, "croupier-node-shutdown"));
+        // SIGTERM (Kubernetes stopping a pod, a driver closing its nodes) drains, then exits 0;
+        // SIGINT and the rest close at once through the hook above.
+        java.time.Duration drainBound = java.time.Duration.ofSeconds(drainSeconds);
+        sun.misc.Signal.handle(new sun.misc.Signal("TERM"), signal -> Thread.ofPlatform().name("croupier-node-drain")
+                .start(() -> {
+                    try {
+                        node.drain(drainBound);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    } finally {
+                        System.exit(0);
+                    }
+                }));
         if (parent >= 0) {
             // A node started by a driver ends with it, even when the driver is killed with SIGKILL.
             ProcessHandle.of(parent).ifPresentOrElse(

@@ -147,6 +147,58 @@ class SortCommandsTest {
     }
 
     @Test
+    void aNodeGivenSigtermInTheMiddleOfASortDrainsExitsZeroAndChangesNoByte() throws Exception {
+        Path in = dir.resolve("in");
+        assertEquals(0, run(new SortCommands.GenSort(), "30000", in.toString(), "--seed", "9").code());
+        Path calm = dir.resolve("calm");
+        Path drained = dir.resolve("drained");
+        String[] shape = {"--partitions", "4", "--mappers", "6", "--json"};
+        assertEquals(0, run(new SortCommands.Sort(), Stream.concat(Stream.of(in.toString(), calm.toString(), "--nodes",
+                "3"), Stream.of(shape)).toArray(String[]::new)).code());
+        List<Process> nodes = new java.util.ArrayList<>();
+        java.util.concurrent.atomic.AtomicReference<Process> victim = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicLong termAt = new java.util.concurrent.atomic.AtomicLong();
+        try {
+            List<String> addresses = new java.util.ArrayList<>();
+            for (int i = 0; i < 3; i++) { // started as `croupier node` is, with the default drain bound
+                List<String> cmd = new java.util.ArrayList<>(List.of(
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+                cmd.addAll(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments());
+                cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), dev.croupier.futures.NodeServer.class.getName(),
+                        "--port", "0", "--cpus", "1", "--store-memory", "16m", "--spill-dir", dir.toString()));
+                Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+                nodes.add(p);
+                String line = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(),
+                        StandardCharsets.UTF_8)).readLine();
+                assertTrue(line != null && line.startsWith(dev.croupier.futures.NodeServer.READY), String.valueOf(line));
+                addresses.add(line.substring(dev.croupier.futures.NodeServer.READY.length()));
+            }
+            dev.croupier.futures.internal.OutcomeTap.arm("-map", event -> {
+                Process p = nodes.get((event.nodeId() + 1) % nodes.size());
+                victim.set(p);
+                termAt.set(System.nanoTime());
+                p.destroy(); // SIGTERM, as Kubernetes stops a pod
+            });
+            Run run = run(new SortCommands.Sort(), Stream.concat(Stream.of(in.toString(), drained.toString(),
+                    "--cluster", String.join(",", addresses)), Stream.of(shape)).toArray(String[]::new));
+            assertEquals(0, run.code(), run.out());
+            assertArrayEquals(Files.readAllBytes(calm), Files.readAllBytes(drained), "the same sorted bytes");
+            Process p = victim.get();
+            assertTrue(p != null, "a node was sent SIGTERM in the middle of the sort");
+            assertTrue(p.waitFor(dev.croupier.futures.NodeServer.DEFAULT_DRAIN_SECONDS + 10, java.util.concurrent.TimeUnit.SECONDS),
+                    "the drained node ends within its drain bound");
+            assertEquals(0, p.exitValue(), "a drained node exits 0");
+            assertTrue(System.nanoTime() - termAt.get() < java.util.concurrent.TimeUnit.SECONDS.toNanos(
+                    dev.croupier.futures.NodeServer.DEFAULT_DRAIN_SECONDS + 10));
+        } finally {
+            dev.croupier.futures.internal.OutcomeTap.disarm();
+            for (Process p : nodes) {
+                p.destroyForcibly().waitFor();
+            }
+        }
+    }
+
+    @Test
     void aFailedSortLeavesNoOutputAndNoTemporaryFile() throws Exception {
         Path bad = dir.resolve("bad");
         Files.write(bad, new byte[250]);

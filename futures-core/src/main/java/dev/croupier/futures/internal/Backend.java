@@ -30,6 +30,12 @@ interface Backend extends AutoCloseable {
         void nodeDied(NodeLink node, long silentNanos);
 
         /**
+         * The node is stopping: no new work goes there; what it runs may still finish, and its
+         * end is reported by {@link #nodeDied} as any other.
+         */
+        void nodeDraining(NodeLink node);
+
+        /**
          * A node answers at {@code address}, where the driver has no live node: a name came to
          * resolve to it, or a lost node came back there. The owner picks its id (the lost
          * node's, else a new one) and calls {@code connect} with it, which registers the node

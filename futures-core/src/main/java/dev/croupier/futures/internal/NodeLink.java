@@ -36,6 +36,18 @@ final class NodeLink {
         return alive;
     }
 
+    /** The node said it is stopping: alive until it ends, but no place for new work. */
+    private volatile boolean draining;
+
+    void drain() {
+        draining = true;
+    }
+
+    /** Whether new work may go there: alive and not draining. */
+    boolean placeable() {
+        return alive && !draining;
+    }
+
     /** Attempts in flight per CPU slot: the placement's measure of load. */
     synchronized double load() {
         return inFlight.size() / (double) cpus;

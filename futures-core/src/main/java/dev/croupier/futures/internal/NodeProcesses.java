@@ -88,7 +88,9 @@ final class NodeProcesses implements AutoCloseable {
         command.add("dev.croupier.futures.NodeServer");
         command.addAll(List.of("--port", "0", "--cpus", Integer.toString(cpus),
                 "--store-memory", Long.toString(storeBytes),
-                "--parent", Long.toString(ProcessHandle.current().pid())));
+                "--parent", Long.toString(ProcessHandle.current().pid()),
+                // it serves this driver only, which stops it when it needs it no more
+                "--drain-seconds", "0"));
         if (spillDirectory != null) {
             command.addAll(List.of("--spill-dir", spillDirectory.toString()));
         }

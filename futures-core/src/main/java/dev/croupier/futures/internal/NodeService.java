@@ -9,6 +9,7 @@ import dev.croupier.futures.wire.CodeReply;
 import dev.croupier.futures.wire.CodeWanted;
 import dev.croupier.futures.wire.ControlGrpc;
 import dev.croupier.futures.wire.DataGrpc;
+import dev.croupier.futures.wire.Draining;
 import dev.croupier.futures.wire.DriverMessage;
 import dev.croupier.futures.wire.Lent;
 import dev.croupier.futures.wire.Load;
@@ -27,7 +28,14 @@ import dev.croupier.objectstore.ObjectId;
 import dev.croupier.objectstore.ObjectStore;
 import dev.croupier.objectstore.StoreClosedException;
 import dev.croupier.objectstore.StoreMetrics;
+import io.grpc.Metadata;
 import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
+import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.ServerMethodDefinition;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
@@ -80,11 +88,12 @@ public final class NodeService implements AutoCloseable {
     /** Largest inbound message: a chunk, or a batch of attempts whose plain arguments are values. */
     static final int MAX_INBOUND_BYTES = 64 << 20;
 
-    private final NodeRuntime runtime;
+    /** Set once the store is open, before {@link #ready}: calls are refused until then. */
+    private NodeRuntime runtime;
     private final dev.croupier.objectstore.TemporaryClaim spillRoot;
     private final Server server;
     private final String address;
-    private final PeerChannels peers;
+    private PeerChannels peers;
     private final ScheduledExecutorService leases = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "croupier-node-leases");
         t.setDaemon(true);
@@ -124,23 +133,85 @@ public final class NodeService implements AutoCloseable {
         if (memoryDirectory != null) {
             store.memoryDirectory(memoryDirectory);
         }
-        this.runtime = new NodeRuntime(0, cpus, new NodeStore(store.build(), smallObjectBytes));
-        this.peers = new PeerChannels(token, tls);
+        // The port is served from the start, the health service at once (liveness SERVING,
+        // readiness NOT_SERVING) and every other call refused until the store is open and the
+        // node takes tasks: a probe tells a node that starts from one that cannot.
+        health.setStatus(LIVENESS, HealthCheckResponse.ServingStatus.SERVING);
+        health.setStatus(READINESS, HealthCheckResponse.ServingStatus.NOT_SERVING);
+        ServerInterceptor starting = new ServerInterceptor() {
+            @Override
+            public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
+                                                               ServerCallHandler<Q, R> next) {
+                if (ready) {
+                    return next.startCall(call, headers);
+                }
+                call.close(Status.UNAVAILABLE.withDescription("node " + address + " is starting"), new Metadata());
+                return new ServerCall.Listener<>() {};
+            }
+        };
+        List<ServerInterceptor> guards = new ArrayList<>();
+        guards.add(starting);
+        if (token != null) {
+            guards.add(token.server(this::address)); // health answers without it: a probe carries none
+        }
         NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(bind, port))
                 .maxInboundMessageSize(MAX_INBOUND_BYTES)
                 .flowControlWindow(FLOW_CONTROL_WINDOW)
-                .addService(new Control())
-                .addService(new Data().definition());
-        if (token != null) {
-            builder.intercept(token.server(this::address));
-        }
+                .addService(ServerInterceptors.intercept(new Control(), guards))
+                .addService(ServerInterceptors.intercept(new Data().definition(), guards))
+                .addService(health.getHealthService());
         if (tls != null && tls.serves()) {
             builder.sslContext(tls.server());
         }
         this.server = builder.build().start();
         this.address = bind + ":" + server.getPort();
+        try {
+            StartupTap.storeOpening(address);
+            this.runtime = new NodeRuntime(0, cpus, new NodeStore(store.build(), smallObjectBytes));
+            this.peers = new PeerChannels(token, tls);
+        } catch (RuntimeException e) {
+            server.shutdownNow();
+            spillRoot.close();
+            throw e;
+        }
         leases.scheduleWithFixedDelay(this::expireSilentSessions, SILENCE_CHECK_MILLIS, SILENCE_CHECK_MILLIS,
                 TimeUnit.MILLISECONDS);
+        ready = true;
+        health.setStatus(READINESS, HealthCheckResponse.ServingStatus.SERVING);
+    }
+
+    /** The health service's name for readiness: the whole server's, the one a probe asks by default. */
+    public static final String READINESS = "";
+    /** The health service's name for liveness: SERVING while the process serves at all. */
+    public static final String LIVENESS = "liveness";
+    private final HealthStatusManager health = new HealthStatusManager();
+    /** The store is open and the node takes tasks; written once, before readiness says so. */
+    private volatile boolean ready;
+    private volatile boolean draining;
+
+    /**
+     * Stops taking work, as SIGTERM asks: readiness turns NOT_SERVING, new sessions are
+     * refused, and every driver is told, so it places nothing more here; then waits until the
+     * node runs and holds no attempt, or {@code bound} passes. Returns whether it ran dry.
+     * What the node still holds is lost when it closes, and its drivers rebuild it.
+     */
+    public boolean drain(java.time.Duration bound) throws InterruptedException {
+        draining = true;
+        health.setStatus(READINESS, HealthCheckResponse.ServingStatus.NOT_SERVING);
+        NodeMessage told = NodeMessage.newBuilder()
+                .setDraining(Draining.newBuilder().setSeconds((int) Math.min(Integer.MAX_VALUE, bound.toSeconds())))
+                .build();
+        for (Session s : sessions.values()) {
+            s.sender.send(told);
+        }
+        long deadline = System.nanoTime() + bound.toNanos();
+        while (runtime.running() + runtime.queued() > 0) {
+            if (System.nanoTime() >= deadline) {
+                return false;
+            }
+            Thread.sleep(20);
+        }
+        return true;
     }
 
     /** How often sessions are checked for a driver gone silent. */
@@ -393,6 +464,10 @@ public final class NodeService implements AutoCloseable {
 
         @Override
         public void register(RegisterRequest request, StreamObserver<RegisterReply> reply) {
+            if (draining) {
+                reply.onError(Status.UNAVAILABLE.withDescription("node " + address + " is stopping").asRuntimeException());
+                return;
+            }
             String version = CroupierVersion.get();
             if (request.getProtocolVersion() != PROTOCOL_VERSION || !request.getCroupierVersion().equals(version)) {
                 reply.onError(Status.FAILED_PRECONDITION.withDescription("node " + address + " runs Croupier "

@@ -519,6 +519,11 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         resubmit(node, node.die(), silentNanos);
     }
 
+    @Override
+    public void nodeDraining(NodeLink node) {
+        node.drain();
+    }
+
     /**
      * Counts a node's loss and sends its attempts elsewhere, each spending a retry; nothing if
      * the loss was already handled ({@code lost} is null).
@@ -914,7 +919,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
     public List<Integer> aliveNodes() {
         List<Integer> ids = new ArrayList<>();
         for (NodeLink n : nodes) {
-            if (n.alive()) {
+            if (n.placeable()) {
                 ids.add(n.id);
             }
         }

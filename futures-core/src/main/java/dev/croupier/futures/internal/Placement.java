@@ -31,7 +31,8 @@ final class Placement {
     NodeLink place(TaskSpec spec) {
         if (spec.affinityNode >= 0) {
             NodeLink n = spec.affinityNode < nodes.size() ? nodes.get(spec.affinityNode) : null;
-            if (n != null && n.alive()) {
+            // a draining node still takes what must run there; it may finish before it stops
+            if (n != null && (spec.affinity == Affinity.HARD ? n.alive() : n.placeable())) {
                 return n;
             }
             if (spec.affinity == Affinity.HARD) {
@@ -43,7 +44,9 @@ final class Placement {
             for (OwnedObject dep : spec.deps) {
                 long size = dep.size();
                 for (NodeLink n : dep.liveLocations()) {
-                    bytes.merge(n, size, Long::sum);
+                    if (n.placeable()) {
+                        bytes.merge(n, size, Long::sum);
+                    }
                 }
             }
             NodeLink best = null;
@@ -68,7 +71,7 @@ final class Placement {
         double bestLoad = Double.MAX_VALUE;
         for (int i = 0; i < size; i++) {
             NodeLink n = nodes.get((start + i) % size);
-            if (n.alive()) {
+            if (n.placeable()) {
                 double load = n.load();
                 if (load < bestLoad) {
                     best = n;

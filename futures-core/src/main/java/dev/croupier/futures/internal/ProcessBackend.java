@@ -444,6 +444,9 @@ final class ProcessBackend implements Backend {
         @Override
         public void onNext(NodeMessage m) {
             lastHeard = System.nanoTime();
+            if (m.hasDraining()) {
+                events.nodeDraining(link);
+            }
             if (m.hasOutcomes()) {
                 for (Outcome o : m.getOutcomes().getOutcomesList()) {
                     events.outcome(link, WireCodec.fromWire(o, codecs));

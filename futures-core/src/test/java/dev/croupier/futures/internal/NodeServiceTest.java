@@ -16,6 +16,9 @@ import dev.croupier.futures.wire.StatsReply;
 import dev.croupier.futures.wire.StatsRequest;
 import dev.croupier.objectstore.ObjectId;
 import io.grpc.ManagedChannel;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.health.v1.HealthGrpc;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
@@ -64,6 +67,48 @@ class NodeServiceTest {
     private ControlGrpc.ControlBlockingStub control() {
         ManagedChannel c = channels.channel(node.address());
         return ControlGrpc.newBlockingStub(c).withDeadlineAfter(10, TimeUnit.SECONDS);
+    }
+
+    private static HealthCheckResponse.ServingStatus health(PeerChannels channels, String address, String service) {
+        return HealthGrpc.newBlockingStub(channels.channel(address)).withDeadlineAfter(10, TimeUnit.SECONDS)
+                .check(HealthCheckRequest.newBuilder().setService(service).build()).getStatus();
+    }
+
+    @Test
+    void readinessSaysServingOnlyOnceTheStoreIsOpenAndNotWhileDraining() throws Exception {
+        java.util.List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Path other = spill.resolve("other");
+        java.nio.file.Files.createDirectories(other);
+        StartupTap.arm(address -> {
+            seen.add("ready " + health(channels, address, NodeService.READINESS));
+            seen.add("live " + health(channels, address, NodeService.LIVENESS));
+            StatusRuntimeException early = assertThrows(StatusRuntimeException.class, () -> ControlGrpc
+                    .newBlockingStub(channels.channel(address)).withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .register(register(9, 1000).build()));
+            seen.add("register " + early.getStatus().getCode());
+            try (var files = java.nio.file.Files.walk(other)) {
+                seen.add("store files " + files.filter(f -> !f.equals(other) && !f.getParent().equals(other)).count());
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+        NodeService starting = new NodeService("127.0.0.1", 0, 1, 32L << 20, 1024, null, other, null, null, null, null);
+        try {
+            assertEquals(java.util.List.of("ready NOT_SERVING", "live SERVING", "register UNAVAILABLE", "store files 0"),
+                    seen, "before its store opens the node is alive, not ready, and takes no call");
+            assertEquals(HealthCheckResponse.ServingStatus.SERVING, health(channels, starting.address(), NodeService.READINESS));
+            control().register(register(1, 60_000).build()); // on the other node: the test's own
+            assertTrue(starting.drain(java.time.Duration.ofSeconds(5)), "an idle node drains at once");
+            assertEquals(HealthCheckResponse.ServingStatus.NOT_SERVING,
+                    health(channels, starting.address(), NodeService.READINESS));
+            assertEquals(HealthCheckResponse.ServingStatus.SERVING, health(channels, starting.address(), NodeService.LIVENESS));
+            StatusRuntimeException refused = assertThrows(StatusRuntimeException.class, () -> ControlGrpc
+                    .newBlockingStub(channels.channel(starting.address())).withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .register(register(2, 1000).build()));
+            assertTrue(refused.getStatus().getDescription().contains("is stopping"), refused.getStatus().toString());
+        } finally {
+            starting.close();
+        }
     }
 
     @Test
