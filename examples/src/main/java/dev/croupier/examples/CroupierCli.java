@@ -23,7 +23,7 @@ public final class CroupierCli {
 
     private record Entry(String summary, Command command) {}
 
-    private static final Map<String, Entry> COMMANDS = new LinkedHashMap<>();
+    static final Map<String, Entry> COMMANDS = new LinkedHashMap<>();
 
     static {
         COMMANDS.put("help", new Entry("list the subcommands", args -> help(System.out)));

@@ -23,7 +23,8 @@ final class NodeCommand implements CroupierCli.Command {
             usage: croupier node --port P [options]
               Runs a node: an object store and CPU slots that run tasks for drivers naming it in
               --cluster HOST:PORT. Prints 'croupier node listening on HOST:PORT' once it serves, and
-              serves until SIGTERM or SIGINT (Ctrl-C), which stop it cleanly.
+              serves until SIGTERM, which drains it (no new tasks, what runs finishes) and exits 0,
+              or SIGINT (Ctrl-C), which stops it at once.
               --port P              port to serve on; 0 for any free one (printed)
               --bind ADDR           address to listen on (default 127.0.0.1: this machine only; 0.0.0.0: all)
               --store-memory SIZE   object-store memory, k/m/g suffixes (default 512m); beyond it values spill
@@ -36,10 +37,12 @@ final class NodeCommand implements CroupierCli.Command {
                                     a node with no token binds only loopback)
               --tls-cert F --tls-key F   serve TLS with this certificate chain and PKCS#8 key (PEM)
               --tls-ca F            the certificate authority trusted when pulling from TLS nodes
-                                    (default: CROUPIER_TLS_CA)""";
+                                    (default: CROUPIER_TLS_CA)
+              --drain-seconds N     on SIGTERM, how long running and queued tasks may take to finish
+                                    (default 20)""";
 
-    private static final Set<String> VALUED = Set.of("port", "bind", "store-memory", "spill-dir", "memory-dir", "cpus",
-            "classpath", "token-file", "tls-cert", "tls-key", "tls-ca");
+    static final Set<String> VALUED = Set.of("port", "bind", "store-memory", "spill-dir", "memory-dir", "cpus",
+            "classpath", "token-file", "tls-cert", "tls-key", "tls-ca", "drain-seconds");
 
     @Override
     public int run(String[] args) throws InterruptedException {
@@ -70,6 +73,10 @@ final class NodeCommand implements CroupierCli.Command {
         }
         if (o.string("cpus", null) != null) {
             node.addAll(List.of("--cpus", Integer.toString(o.integer("cpus", 1, 1, 4096))));
+        }
+        if (o.string("drain-seconds", null) != null) {
+            node.addAll(List.of("--drain-seconds", Integer.toString(o.integer("drain-seconds",
+                    NodeServer.DEFAULT_DRAIN_SECONDS, 0, 3600))));
         }
         for (String passed : List.of("bind", "spill-dir", "memory-dir", "token-file", "tls-cert", "tls-key", "tls-ca")) {
             if (o.string(passed, null) != null) {
