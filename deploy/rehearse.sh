@@ -34,6 +34,12 @@ PIDS=()
 NAMESPACES=()
 
 cleanup() {
+  local status=$?
+  if [ "$status" != 0 ]; then
+    for log in "$WORK"/node-*.log; do
+      [ -f "$log" ] && { echo "rehearse: $(basename "$log"), last lines:" >&2; tail -n 20 "$log" >&2; }
+    done
+  fi
   for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill -TERM "$p" 2>/dev/null || true; done
   sleep 1
   for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill -KILL "$p" 2>/dev/null || true; done
@@ -117,7 +123,9 @@ printf '127.0.0.1 localhost\n%s' "$HOSTS" > "/etc/netns/crp-$ID-$DRIVER/hosts"
 echo "rehearse: the driver Job's command: croupier ${JOB_ARGS[*]}"
 ip netns exec "crp-$ID-$DRIVER" env "${JOB_ENV[@]}" CROUPIER_TOKEN="$TOKEN" \
   "$CROUPIER" "${JOB_ARGS[@]}" | tee "$WORK/driver.json"
-"$CROUPIER" valsort "$WORK/data/in" --json > "$WORK/input.json"
+ip netns exec "crp-$ID-$DRIVER" env CROUPIER_TOKEN="$TOKEN" "$CROUPIER" status --cluster "$SERVICE:$PORT" --json \
+  > "$WORK/status.json"
+"$CROUPIER" valsort "$WORK/data/in" --json > "$WORK/input.json" || true # unsorted: exits 1, still counts
 "$CROUPIER" valsort "$WORK/data/out" --json | tee "$WORK/valsort.json"
 python3 - "$WORK" <<'PY'
 import json, sys
@@ -126,6 +134,8 @@ report, check = json.load(open(w + "/driver.json")), json.load(open(w + "/valsor
 given = json.load(open(w + "/input.json"))
 assert check["ordered"], "the output is not in order"
 assert check["records"] == given["records"] and check["checksum"] == given["checksum"], "records lost or changed"
-assert report["nodes"] >= 1
+status = json.load(open(w + "/status.json"))
+listed = status["nodes"] if isinstance(status, dict) else status
+assert len(listed) == report["nodes"], "status by the service's name lists every node: %s" % status
 print("rehearse: passed: %d records sorted on %d nodes reached through the service's name" % (report["records"], report["nodes"]))
 PY

@@ -1,7 +1,6 @@
 package dev.croupier.examples;
 
 import dev.croupier.futures.CroupierException;
-import dev.croupier.futures.ErrorCode;
 import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -59,12 +58,16 @@ public final class CroupierCli {
     }
 
     /**
-     * Runs the subcommand {@code args[0]} names with the rest, and returns the exit code: 2 for bad usage
-     * (one line), 1 when a node cannot be reached (one line naming it: the fix is where the nodes
-     * run, not in the code) or anything else fails (with its stack trace).
+     * Runs the subcommand {@code args[0]} names with the rest, and returns the exit code: 0 when
+     * it succeeds, 2 for bad usage, 1 when the job fails. A failure prints one line, the
+     * subcommand and the cause in its own words (the file, field, offset or node it names); the
+     * stack trace only with {@code --verbose}, anywhere among the arguments. An error that is
+     * not the project's own (a defect) says so and points to {@code --verbose}.
      */
     static int execute(String[] args) {
-        String name = args.length == 0 ? "help" : args[0];
+        boolean verbose = Arrays.asList(args).contains(VERBOSE);
+        String[] given = Arrays.stream(args).filter(a -> !a.equals(VERBOSE)).toArray(String[]::new);
+        String name = given.length == 0 ? "help" : given[0];
         Entry entry = COMMANDS.get(name);
         if (entry == null) {
             System.err.println("croupier: unknown subcommand '" + name + "'");
@@ -72,19 +75,36 @@ public final class CroupierCli {
             return 2;
         }
         try {
-            return entry.command().run(Arrays.copyOfRange(args, Math.min(1, args.length), args.length));
+            return entry.command().run(Arrays.copyOfRange(given, Math.min(1, given.length), given.length));
         } catch (UsageException e) {
             System.err.println("croupier " + name + ": " + e.getMessage());
             return 2;
-        } catch (Exception e) {
-            if (e instanceof CroupierException c && c.code() == ErrorCode.UNAVAILABLE) {
-                System.err.println("croupier " + name + ": " + c.getMessage());
-                return 1;
+        } catch (Exception | Error e) {
+            System.err.println("croupier " + name + ": " + oneLine(e));
+            if (verbose) {
+                e.printStackTrace(System.err);
             }
-            System.err.println("croupier " + name + ": " + e);
-            e.printStackTrace(System.err);
             return 1;
         }
+    }
+
+    /** Prints stack traces of failures, wherever it stands among a subcommand's arguments. */
+    static final String VERBOSE = "--verbose";
+
+    /**
+     * A failure in one line: the project's errors and the file system's already name what went
+     * wrong and where; anything else is a defect, named by its class, with the way to its trace.
+     */
+    static String oneLine(Throwable e) {
+        String line = switch (e) {
+            case CroupierException c -> c.getMessage();
+            case java.nio.file.NoSuchFileException f -> f.getFile() + ": no such file or folder";
+            case java.nio.file.AccessDeniedException f -> f.getFile() + ": permission denied";
+            case java.nio.file.FileSystemException f -> f.getFile() + ": " + f.getReason();
+            case java.io.IOException io -> io.getMessage() == null ? io.toString() : io.getMessage();
+            default -> "internal error: " + e + " (rerun with " + VERBOSE + " for where it happened)";
+        };
+        return line.replace('\n', ' ');
     }
 
     private static int launcherOnly(String name) {
@@ -99,7 +119,7 @@ public final class CroupierCli {
         COMMANDS.forEach((name, entry) ->
                 out.printf("  %-" + width + "s  %s%n", name, entry.summary()));
         out.println();
-        out.println("Every subcommand takes --help.");
+        out.println("Every subcommand takes --help, and --verbose to print the stack trace of a failure.");
         return 0;
     }
 

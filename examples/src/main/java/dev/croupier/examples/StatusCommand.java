@@ -42,7 +42,8 @@ final class StatusCommand implements CroupierCli.Command {
         }
         List<Map<String, Object>> nodes = new ArrayList<>();
         List<Map<String, Object>> unreachable = new ArrayList<>();
-        for (String address : ClusterOptions.addresses(cluster)) {
+        // a name stands for every address it resolves to, as a headless service's does
+        for (String address : dev.croupier.futures.internal.NodeAddresses.resolve(ClusterOptions.addresses(cluster))) {
             try {
                 NodeStatus s = NodeStatus.query(address);
                 Map<String, Object> row = new LinkedHashMap<>();
