@@ -536,7 +536,17 @@ final class StoreEngine {
                     spillGate.acquireUninterruptibly();
                 }
                 start = System.nanoTime();
+                SpillEvent event = new SpillEvent();
+                event.begin();
                 result = writer.write(items);
+                if (event.shouldCommit()) {
+                    event.store = name;
+                    event.objects = result.records().size();
+                    for (int i = 0; i < event.objects; i++) {
+                        event.bytes += items.get(i).bytes().byteSize();
+                    }
+                    event.commit();
+                }
             } catch (RuntimeException | Error e) {
                 // never leave objects marked as spilling (close would wait for them forever)
                 result = new SpillWriter.Result(List.of(), new IOException("spill write failed", e), List.of(),
@@ -658,8 +668,16 @@ final class StoreEngine {
         lock.unlock();
         long start = System.nanoTime();
         Exception failure = null;
+        RestoreEvent event = new RestoreEvent();
+        event.begin();
         try {
             SpillReader.readInto(entry.id, record, target);
+            if (event.shouldCommit()) {
+                event.store = name;
+                event.objects = 1;
+                event.bytes = entry.size;
+                event.commit();
+            }
         } catch (IOException | RuntimeException e) {
             failure = e;
         } finally {
@@ -810,8 +828,19 @@ final class StoreEngine {
         }
         long start = System.nanoTime();
         Exception failure = null;
+        RestoreEvent event = new RestoreEvent();
+        event.begin();
         try {
             SpillReader.readRun(expected, records, targets);
+            if (event.shouldCommit()) {
+                event.store = name;
+                event.objects = targets.size();
+                for (ObjectEntry entry : done) {
+                    event.bytes += entry.size;
+                }
+                event.prefetch = true;
+                event.commit();
+            }
         } catch (IOException | RuntimeException e) {
             failure = e;
         }

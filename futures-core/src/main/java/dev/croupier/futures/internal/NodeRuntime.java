@@ -285,6 +285,8 @@ final class NodeRuntime {
             finished(r);
             return;
         }
+        TaskEvent event = new TaskEvent();
+        event.begin();
         long start = System.nanoTime();
         long cpuStart = THREADS.getCurrentThreadCpuTime();
         List<NodeStore.Reading> pins = new ArrayList<>(0);
@@ -331,6 +333,14 @@ final class NodeRuntime {
         }
         AttemptOutcome.Kind kind = lost != null ? AttemptOutcome.Kind.ARGUMENT_LOST
                 : error != null ? AttemptOutcome.Kind.FAILED : AttemptOutcome.Kind.COMPLETED;
+        if (event.shouldCommit()) {
+            event.task = call.name();
+            event.node = id;
+            event.attempt = call.attemptId();
+            event.outcome = kind.name();
+            event.bytesOut = bytesOut;
+            event.commit();
+        }
         AttemptOutcome outcome = new AttemptOutcome(call.attemptId(), kind,
                 sizes == null ? AttemptOutcome.NO_SIZES : sizes, error, lost, resolving.copies(),
                 start - r.readyNanos, System.nanoTime() - start, THREADS.getCurrentThreadCpuTime() - cpuStart,
@@ -451,8 +461,17 @@ final class NodeRuntime {
                 if (source == session.self) {
                     continue;
                 }
+                FetchEvent event = new FetchEvent();
+                event.begin();
                 long bytes = session.peers.pull(ref.id(), source, store);
                 if (bytes >= 0) {
+                    if (event.shouldCommit()) {
+                        event.object = ref.id().toString();
+                        event.node = id;
+                        event.source = source;
+                        event.bytes = bytes;
+                        event.commit();
+                    }
                     bytesFetched.add(bytes);
                     if (resolving != null) {
                         resolving.copied(ref.id());
