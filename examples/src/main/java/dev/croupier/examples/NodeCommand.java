@@ -39,10 +39,11 @@ final class NodeCommand implements CroupierCli.Command {
               --tls-ca F            the certificate authority trusted when pulling from TLS nodes
                                     (default: CROUPIER_TLS_CA)
               --drain-seconds N     on SIGTERM, how long running and queued tasks may take to finish
-                                    (default 20)""";
+                                    (default 20)
+              --metrics-port P      serve Prometheus text at /metrics on this port of the bind address""";
 
     static final Set<String> VALUED = Set.of("port", "bind", "store-memory", "spill-dir", "memory-dir", "cpus",
-            "classpath", "token-file", "tls-cert", "tls-key", "tls-ca", "drain-seconds");
+            "classpath", "token-file", "tls-cert", "tls-key", "tls-ca", "drain-seconds", "metrics-port");
 
     @Override
     public int run(String[] args) throws InterruptedException {
@@ -73,6 +74,9 @@ final class NodeCommand implements CroupierCli.Command {
         }
         if (o.string("cpus", null) != null) {
             node.addAll(List.of("--cpus", Integer.toString(o.integer("cpus", 1, 1, 4096))));
+        }
+        if (o.string("metrics-port", null) != null) {
+            node.addAll(List.of("--metrics-port", Integer.toString(o.integer("metrics-port", 0, 0, 65535))));
         }
         if (o.string("drain-seconds", null) != null) {
             node.addAll(List.of("--drain-seconds", Integer.toString(o.integer("drain-seconds",

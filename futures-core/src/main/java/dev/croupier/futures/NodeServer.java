@@ -1,5 +1,6 @@
 package dev.croupier.futures;
 
+import dev.croupier.futures.internal.MetricsEndpoint;
 import dev.croupier.futures.internal.NodeService;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -21,9 +22,17 @@ public final class NodeServer implements AutoCloseable {
     public static final String READY = "croupier node listening on ";
 
     private final NodeService service;
+    /** Prometheus text at /metrics, or null without {@link Builder#metricsPort}. */
+    private final MetricsEndpoint metrics;
 
-    private NodeServer(NodeService service) {
+    private NodeServer(NodeService service, MetricsEndpoint metrics) {
         this.service = service;
+        this.metrics = metrics;
+    }
+
+    /** The port of the node's /metrics, or -1 if it serves none. */
+    public int metricsPort() {
+        return metrics == null ? -1 : metrics.port();
     }
 
     public static Builder builder() {
@@ -53,6 +62,9 @@ public final class NodeServer implements AutoCloseable {
     /** Stops serving, interrupts running tasks and frees the store's memory and files. */
     @Override
     public void close() {
+        if (metrics != null) {
+            metrics.close();
+        }
         service.close();
     }
 
@@ -62,7 +74,7 @@ public final class NodeServer implements AutoCloseable {
     /**
      * {@code --port P [--bind ADDR] [--store-memory SIZE] [--spill-dir DIR] [--memory-dir DIR]
      * [--cpus N] [--token-file F] [--tls-cert F --tls-key F [--tls-ca F]] [--parent PID]
-     * [--drain-seconds N]}: serves until SIGTERM, which drains it for at most N seconds (default
+     * [--drain-seconds N] [--metrics-port P]}: serves until SIGTERM, which drains it for at most N seconds (default
      * {@value #DEFAULT_DRAIN_SECONDS}) and exits 0, or SIGINT (or until
      * process {@code PID} ends), after printing {@link #READY} and the address.
      */
@@ -89,6 +101,7 @@ public final class NodeServer implements AutoCloseable {
                     case "--tls-key" -> b.tlsKey = Path.of(value);
                     case "--tls-ca" -> b.tlsAuthority = Path.of(value);
                     case "--parent" -> parent = number(flag, value);
+                    case "--metrics-port" -> b.metricsPort((int) number(flag, value));
                     case "--drain-seconds" -> {
                         drainSeconds = number(flag, value);
                         if (drainSeconds < 0 || drainSeconds > 3600) {
@@ -98,7 +111,7 @@ public final class NodeServer implements AutoCloseable {
                     }
                     default -> throw new CroupierException(ErrorCode.BAD_INPUT, "node: unknown flag " + flag
                             + "; flags: --port --bind --store-memory --spill-dir --memory-dir --cpus --token-file"
-                            + " --tls-cert --tls-key --tls-ca --parent --drain-seconds");
+                            + " --tls-cert --tls-key --tls-ca --parent --drain-seconds --metrics-port");
                 }
             }
         } catch (CroupierException e) {
@@ -183,8 +196,18 @@ public final class NodeServer implements AutoCloseable {
         private Path tlsCertificate;
         private Path tlsKey;
         private Path tlsAuthority;
+        private int metricsPort = -1;
 
         private Builder() {}
+
+        /**
+         * Serves Prometheus text at {@code /metrics} on this port of the node's bind address (0:
+         * any free port, {@link NodeServer#metricsPort()}); default none.
+         */
+        public Builder metricsPort(int port) {
+            this.metricsPort = port;
+            return this;
+        }
 
         /**
          * Address to bind (default 127.0.0.1: only this machine can connect). Any other address
@@ -260,9 +283,17 @@ public final class NodeServer implements AutoCloseable {
             check(objectStoreBytes >= 1 << 20, "objectStoreBytes", objectStoreBytes, ">= 1 MiB");
             check(smallObjectBytes >= 0 && smallObjectBytes <= 16 << 20, "smallObjectBytes", smallObjectBytes,
                     "0..16 MiB");
+            check(metricsPort >= -1 && metricsPort <= 65535, "metricsPort", metricsPort, "0..65535");
             try {
-                return new NodeServer(new NodeService(bind, port, cpus, objectStoreBytes, smallObjectBytes,
-                        memoryDirectory, spillDirectory, tokenFile, tlsCertificate, tlsKey, tlsAuthority));
+                NodeService service = new NodeService(bind, port, cpus, objectStoreBytes, smallObjectBytes,
+                        memoryDirectory, spillDirectory, tokenFile, tlsCertificate, tlsKey, tlsAuthority);
+                try {
+                    return new NodeServer(service, metricsPort < 0 ? null
+                            : MetricsEndpoint.node(bind, metricsPort, service::stats));
+                } catch (RuntimeException e) {
+                    service.close();
+                    throw e;
+                }
             } catch (IOException | UncheckedIOException e) {
                 throw new CroupierException(ErrorCode.UNAVAILABLE, "node: cannot serve on " + bind + ":" + port
                         + ": " + e.getMessage(), e);

@@ -285,6 +285,8 @@ final class NodeRuntime {
             finished(r);
             return;
         }
+        TaskCounts counts = countsByName.computeIfAbsent(call.name(), n -> new TaskCounts());
+        counts.started().increment();
         TaskEvent event = new TaskEvent();
         event.begin();
         long start = System.nanoTime();
@@ -333,6 +335,11 @@ final class NodeRuntime {
         }
         AttemptOutcome.Kind kind = lost != null ? AttemptOutcome.Kind.ARGUMENT_LOST
                 : error != null ? AttemptOutcome.Kind.FAILED : AttemptOutcome.Kind.COMPLETED;
+        if (kind == AttemptOutcome.Kind.COMPLETED) {
+            counts.finished().increment();
+        } else if (kind == AttemptOutcome.Kind.FAILED) {
+            counts.failed().increment();
+        }
         if (event.shouldCommit()) {
             event.task = call.name();
             event.node = id;
@@ -566,6 +573,20 @@ final class NodeRuntime {
 
     long tasksRun() {
         return tasksRun.sum();
+    }
+
+    /** Attempts of one task name on this node: started, and of those, finished and failed. */
+    record TaskCounts(LongAdder started, LongAdder finished, LongAdder failed) {
+        TaskCounts() {
+            this(new LongAdder(), new LongAdder(), new LongAdder());
+        }
+    }
+
+    /** By task name, since the node started; one entry per name, not per attempt. */
+    private final ConcurrentHashMap<String, TaskCounts> countsByName = new ConcurrentHashMap<>();
+
+    java.util.Map<String, TaskCounts> countsByName() {
+        return countsByName;
     }
 
     long bytesFetched() {

@@ -180,6 +180,27 @@ public final class NodeService implements AutoCloseable {
         health.setStatus(READINESS, HealthCheckResponse.ServingStatus.SERVING);
     }
 
+    /** What the node reports of itself: to {@code Control.Stats} callers and on its metrics endpoint. */
+    public StatsReply stats() {
+        StoreMetrics m = runtime.store().metrics();
+        StatsReply.Builder b = StatsReply.newBuilder()
+                .setAddress(address)
+                .setCpus(runtime.cpus)
+                .setStoreCapacity(storeBytes)
+                .setStoreUsed(m.bytesInMemory())
+                .setBytesSpilled(m.bytesSpilled())
+                .setBytesRestored(m.bytesRestored())
+                .setObjects(runtime.store().objectCount())
+                .setTasksRunning(runtime.running())
+                .setTasksQueued(runtime.queued())
+                .setTasksRun(runtime.tasksRun())
+                .setBytesFetched(runtime.bytesFetched());
+        sessions.keySet().forEach(b::addSessions);
+        runtime.countsByName().forEach((name, c) -> b.addTasks(dev.croupier.futures.wire.TaskCounts.newBuilder()
+                .setName(name).setStarted(c.started().sum()).setFinished(c.finished().sum()).setFailed(c.failed().sum())));
+        return b.build();
+    }
+
     /** The health service's name for readiness: the whole server's, the one a probe asks by default. */
     public static final String READINESS = "";
     /** The health service's name for liveness: SERVING while the process serves at all. */
@@ -654,21 +675,7 @@ public final class NodeService implements AutoCloseable {
 
         @Override
         public void stats(StatsRequest request, StreamObserver<StatsReply> reply) {
-            StoreMetrics m = runtime.store().metrics();
-            StatsReply.Builder b = StatsReply.newBuilder()
-                    .setAddress(address)
-                    .setCpus(runtime.cpus)
-                    .setStoreCapacity(storeBytes)
-                    .setStoreUsed(m.bytesInMemory())
-                    .setBytesSpilled(m.bytesSpilled())
-                    .setBytesRestored(m.bytesRestored())
-                    .setObjects(runtime.store().objectCount())
-                    .setTasksRunning(runtime.running())
-                    .setTasksQueued(runtime.queued())
-                    .setTasksRun(runtime.tasksRun())
-                    .setBytesFetched(runtime.bytesFetched());
-            sessions.keySet().forEach(b::addSessions);
-            reply.onNext(b.build());
+            reply.onNext(NodeService.this.stats());
             reply.onCompleted();
         }
     }
