@@ -49,6 +49,8 @@ public final class CroupierCli {
                 new NodeCommand()));
         COMMANDS.put("status", new Entry("show each node's store, tasks and driver sessions: status --cluster ADDRS",
                 new StatusCommand()));
+        COMMANDS.put("dashboard", new Entry("a live page of the nodes and their tasks: dashboard --cluster ADDRS --port P",
+                new DashboardCommand()));
     }
 
     private CroupierCli() {}

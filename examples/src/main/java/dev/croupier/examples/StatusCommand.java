@@ -40,35 +40,15 @@ final class StatusCommand implements CroupierCli.Command {
         if (cluster == null) {
             throw new UsageException("needs --cluster HOST:PORT[,HOST:PORT...]");
         }
-        List<Map<String, Object>> nodes = new ArrayList<>();
-        List<Map<String, Object>> unreachable = new ArrayList<>();
-        // a name stands for every address it resolves to, as a headless service's does
-        for (String address : dev.croupier.futures.internal.NodeAddresses.resolve(ClusterOptions.addresses(cluster))) {
-            try {
-                NodeStatus s = NodeStatus.query(address);
-                Map<String, Object> row = new LinkedHashMap<>();
-                row.put("address", s.address());
-                row.put("store_used_bytes", s.storeUsedBytes());
-                row.put("store_capacity_bytes", s.storeCapacityBytes());
-                row.put("spilled_bytes", s.bytesSpilled());
-                row.put("tasks_running", s.tasksRunning());
-                row.put("tasks_queued", s.tasksQueued());
-                row.put("driver_sessions", s.driverSessions());
-                nodes.add(row);
-            } catch (CroupierException e) {
-                Map<String, Object> row = new LinkedHashMap<>();
-                row.put("address", address);
-                row.put("error", e.getMessage());
-                unreachable.add(row);
-                if (!o.flag("json")) {
-                    System.err.println("croupier status: " + e.getMessage());
-                }
-            }
+        Map<String, Object> report = report(cluster);
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> nodes = (List<Map<String, Object>>) report.get("nodes");
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> unreachable = (List<Map<String, Object>>) report.get("unreachable");
+        if (!o.flag("json")) {
+            unreachable.forEach(u -> System.err.println("croupier status: " + u.get("error")));
         }
         if (o.flag("json")) {
-            Map<String, Object> report = new LinkedHashMap<>();
-            report.put("nodes", nodes);
-            report.put("unreachable", unreachable);
             System.out.println(new ObjectMapper().writeValueAsString(report));
         } else {
             System.out.printf(Locale.ROOT, "%-22s %14s %14s %14s %8s %8s %9s%n", "node", "store used", "capacity",
@@ -80,5 +60,49 @@ final class StatusCommand implements CroupierCli.Command {
             }
         }
         return unreachable.isEmpty() ? 0 : 1;
+    }
+
+    /**
+     * Every node behind {@code cluster} (a name stands for each address it resolves to, as a
+     * headless service's does), as {@code status --json} and the dashboard show it: "nodes",
+     * one row per node that answered, with its tasks by name; "unreachable", one per node that
+     * did not, with why.
+     */
+    static Map<String, Object> report(String cluster) {
+        List<Map<String, Object>> nodes = new ArrayList<>();
+        List<Map<String, Object>> unreachable = new ArrayList<>();
+        for (String address : dev.croupier.futures.internal.NodeAddresses.resolve(ClusterOptions.addresses(cluster))) {
+            try {
+                NodeStatus s = NodeStatus.query(address);
+                Map<String, Object> row = new LinkedHashMap<>();
+                row.put("address", s.address());
+                row.put("store_used_bytes", s.storeUsedBytes());
+                row.put("store_capacity_bytes", s.storeCapacityBytes());
+                row.put("spilled_bytes", s.bytesSpilled());
+                row.put("tasks_running", s.tasksRunning());
+                row.put("tasks_queued", s.tasksQueued());
+                row.put("driver_sessions", s.driverSessions());
+                List<Map<String, Object>> tasks = new ArrayList<>();
+                for (NodeStatus.TaskCount t : s.tasks()) {
+                    Map<String, Object> task = new LinkedHashMap<>();
+                    task.put("name", t.name());
+                    task.put("started", t.started());
+                    task.put("finished", t.finished());
+                    task.put("failed", t.failed());
+                    tasks.add(task);
+                }
+                row.put("tasks", tasks);
+                nodes.add(row);
+            } catch (CroupierException e) {
+                Map<String, Object> row = new LinkedHashMap<>();
+                row.put("address", address);
+                row.put("error", e.getMessage());
+                unreachable.add(row);
+            }
+        }
+        Map<String, Object> report = new LinkedHashMap<>();
+        report.put("nodes", nodes);
+        report.put("unreachable", unreachable);
+        return report;
     }
 }

@@ -1,5 +1,7 @@
 package dev.croupier.futures;
 
+import java.util.List;
+
 import dev.croupier.futures.internal.NodeService;
 
 /**
@@ -15,6 +17,7 @@ import dev.croupier.futures.internal.NodeService;
  * @param tasksQueued tasks waiting for a CPU slot or for their arguments
  * @param driverSessions driver sessions the node holds, including ended ones whose objects it
  *     keeps until their lease runs out
+ * @param tasks attempts by task name since the node started: a job's phases and its progress
  */
 public record NodeStatus(
         String address,
@@ -23,7 +26,15 @@ public record NodeStatus(
         long bytesSpilled,
         int tasksRunning,
         int tasksQueued,
-        int driverSessions) {
+        int driverSessions,
+        List<TaskCount> tasks) {
+
+    public NodeStatus {
+        tasks = List.copyOf(tasks);
+    }
+
+    /** Attempts of one task name on a node: started, and of those, finished and failed. */
+    public record TaskCount(String name, long started, long finished, long failed) {}
 
     /**
      * Asks the node at {@code hostPort} for its status, with a deadline of a few seconds.

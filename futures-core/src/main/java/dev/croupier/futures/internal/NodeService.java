@@ -917,7 +917,9 @@ public final class NodeService implements AutoCloseable {
                     .withDeadlineAfter(STATUS_DEADLINE_MILLIS, TimeUnit.MILLISECONDS)
                     .stats(StatsRequest.getDefaultInstance());
             return new dev.croupier.futures.NodeStatus(hostPort, r.getStoreUsed(), r.getStoreCapacity(),
-                    r.getBytesSpilled(), r.getTasksRunning(), r.getTasksQueued(), r.getSessionsCount());
+                    r.getBytesSpilled(), r.getTasksRunning(), r.getTasksQueued(), r.getSessionsCount(),
+                    r.getTasksList().stream().map(t -> new dev.croupier.futures.NodeStatus.TaskCount(t.getName(),
+                            t.getStarted(), t.getFinished(), t.getFailed())).toList());
         } catch (StatusRuntimeException e) {
             throw unreachable(hostPort, e);
         }
