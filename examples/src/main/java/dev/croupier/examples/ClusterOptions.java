@@ -24,11 +24,14 @@ import java.util.function.IntToLongFunction;
  * @param addresses running nodes to connect to; empty for none
  * @param storeMemory object-store bytes of each node this command starts; 0 with {@code --cluster}
  * @param spillDir where the stores of the nodes this command starts spill
+ * @param metricsPort the port of this driver's /metrics; -1 for none
  */
-public record ClusterOptions(int nodes, int processes, List<String> addresses, long storeMemory, Path spillDir) {
+public record ClusterOptions(int nodes, int processes, List<String> addresses, long storeMemory, Path spillDir,
+                             int metricsPort) {
 
     /** The valued options read here. */
-    private static final List<String> VALUED = List.of("nodes", "processes", "cluster", "store-memory", "spill-dir");
+    private static final List<String> VALUED = List.of("nodes", "processes", "cluster", "store-memory", "spill-dir",
+            "metrics-port");
 
     public ClusterOptions {
         addresses = List.copyOf(addresses);
@@ -57,7 +60,8 @@ public record ClusterOptions(int nodes, int processes, List<String> addresses, l
                         + " leave mid-job"),
                 line("--store-memory SIZE", "object-store memory per node, k/m/g suffixes (default " + defaultStoreMemory
                         + ")"),
-                line("--spill-dir DIR", "where the stores spill (default: the system temp folder)"));
+                line("--spill-dir DIR", "where the stores spill (default: the system temp folder)"),
+                line("--metrics-port P", "serve this driver's Prometheus text at http://127.0.0.1:P/metrics"));
     }
 
     private static String line(String option, String description) {
@@ -73,6 +77,7 @@ public record ClusterOptions(int nodes, int processes, List<String> addresses, l
     public static ClusterOptions parse(Options o, int defaultNodes, IntToLongFunction defaultStoreMemory) {
         boolean embedded = o.string("processes", null) == null && o.string("cluster", null) == null;
         Path spillDir = Path.of(o.string("spill-dir", System.getProperty("java.io.tmpdir")));
+        int metricsPort = o.string("metrics-port", null) == null ? -1 : o.integer("metrics-port", 0, 0, 65535);
         if (o.string("cluster", null) != null) {
             if (o.string("processes", null) != null) {
                 throw new UsageException("--cluster and --processes exclude each other: use running nodes, or start"
@@ -80,7 +85,7 @@ public record ClusterOptions(int nodes, int processes, List<String> addresses, l
             }
             refuseWith(o, "cluster", "nodes", "its nodes are those at its addresses");
             refuseWith(o, "cluster", "store-memory", "its nodes have their own (croupier node --store-memory)");
-            return new ClusterOptions(0, 0, addresses(o.string("cluster", null)), 0, spillDir);
+            return new ClusterOptions(0, 0, addresses(o.string("cluster", null)), 0, spillDir, metricsPort);
         }
         if (!embedded) {
             refuseWith(o, "processes", "nodes", "--processes N runs N nodes");
@@ -89,7 +94,7 @@ public record ClusterOptions(int nodes, int processes, List<String> addresses, l
         int nodes = embedded ? o.integer("nodes", defaultNodes, 1, 1024) : 0;
         long storeMemory = o.size("store-memory", defaultStoreMemory.applyAsLong(embedded ? nodes : processes),
                 1L << 20, 1L << 42);
-        return new ClusterOptions(nodes, processes, List.of(), storeMemory, spillDir);
+        return new ClusterOptions(nodes, processes, List.of(), storeMemory, spillDir, metricsPort);
     }
 
     /** Refuses {@code --other} beside {@code --chosen}, which gives it no meaning. */
@@ -141,7 +146,7 @@ public record ClusterOptions(int nodes, int processes, List<String> addresses, l
 
     /** Starts the cluster these options describe; the caller closes it. */
     public Cluster start() {
-        Cluster.Builder b = Cluster.builder();
+        Cluster.Builder b = Cluster.builder().metricsPort(metricsPort);
         if (!addresses.isEmpty()) {
             return b.connect(addresses.toArray(String[]::new)).start();
         }

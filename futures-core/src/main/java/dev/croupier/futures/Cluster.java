@@ -102,6 +102,9 @@ public interface Cluster extends AutoCloseable {
     /** Capacity in bytes of each node's object store (memory, before spilling). */
     long objectStoreBytes();
 
+    /** The port of this driver's /metrics ({@link Builder#metricsPort}), or -1 if it serves none. */
+    int metricsPort();
+
     /** Number of objects whose values are held on some node (0 once every ref is released and no task is pending). */
     long objectCount();
 
@@ -140,6 +143,7 @@ public interface Cluster extends AutoCloseable {
         private int processes;
         private Duration heartbeatTimeout = DEFAULT_HEARTBEAT_TIMEOUT;
         private Duration resolveEvery = DEFAULT_RESOLVE_EVERY;
+        private int metricsPort = -1;
         private Path tokenFile;
         private Path tlsAuthority;
 
@@ -267,6 +271,17 @@ public interface Cluster extends AutoCloseable {
         }
 
         /**
+         * Serves this driver's Prometheus text at {@code http://127.0.0.1:PORT/metrics} (0: any
+         * free port, {@link Cluster#metricsPort()}) while the cluster is open: tasks by name,
+         * retries and rebuilt objects, and each node's store, spills and fetches as the owner
+         * knows them (docs/cluster.md, "Operating"). Default: none.
+         */
+        public Builder metricsPort(int port) {
+            this.metricsPort = port;
+            return this;
+        }
+
+        /**
          * A file holding the token every call to node processes carries (default: the
          * environment variable {@code CROUPIER_TOKEN}); nodes this cluster starts are given the
          * same. Ignored by the embedded cluster.
@@ -295,6 +310,7 @@ public interface Cluster extends AutoCloseable {
         ClusterConfig conclude() {
             check(nodes >= 1 && nodes <= 1024, "nodes", nodes, "1..1024");
             check(processes >= 0 && processes <= 1024, "processes", processes, "0..1024");
+            check(metricsPort >= -1 && metricsPort <= 65535, "metricsPort", metricsPort, "0..65535");
             if (processes > 0 && !addresses.isEmpty()) {
                 throw new CroupierException(ErrorCode.BAD_INPUT,
                         "Cluster.Builder: processes(" + processes + ") and connect(...) exclude each other");
@@ -317,7 +333,7 @@ public interface Cluster extends AutoCloseable {
                     memoryDirectory, spillDirectory, List.copyOf(serializableAllowList),
                     java.util.Collections.unmodifiableMap(new LinkedHashMap<>(codecs)), serializing,
                     dev.croupier.futures.internal.NodeAddresses.names(addresses), processes, heartbeatTimeout, tokenFile,
-                    tlsAuthority, resolveEvery, dev.croupier.futures.internal.NodeAddresses::resolve);
+                    tlsAuthority, resolveEvery, dev.croupier.futures.internal.NodeAddresses::resolve, metricsPort);
         }
 
         private static void check(boolean ok, String knob, Object value, String range) {

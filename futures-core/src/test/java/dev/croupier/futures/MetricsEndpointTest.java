@@ -38,6 +38,23 @@ class MetricsEndpointTest {
     }
 
     @Test
+    void aDriverServesTasksByNodeAndWhatOnlyTheOwnerKnows() throws Exception {
+        try (Cluster c = TestClusters.small(2, dir).metricsPort(0).start()) {
+            for (int i = 0; i < 4; i++) {
+                c.task((Integer x) -> x + 1, i).name("inc").onNode(i % 2, Affinity.HARD).remote().get();
+            }
+            HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + c.metricsPort() + "/metrics")).build(), HttpResponse.BodyHandlers.ofString());
+            String text = r.body();
+            assertEquals(2, (long) value(text, "croupier_tasks_finished_total{node=\"0\",task=\"inc\"}"), text);
+            assertEquals(2, (long) value(text, "croupier_tasks_finished_total{node=\"1\",task=\"inc\"}"), text);
+            assertEquals(0, (long) value(text, "croupier_tasks_retried_total{node=\"driver\"}"), text);
+            assertEquals(0, (long) value(text, "croupier_objects_rebuilt_total{node=\"driver\"}"), text);
+            assertTrue(value(text, "croupier_store_used_bytes{node=\"1\"}") >= 0, text);
+        }
+    }
+
+    @Test
     void familiesArePresentLabelledAndMoveWithAJob() throws Exception {
         try (NodeServer a = NodeServer.builder().cpus(1).objectStoreBytes(32L << 20).spillDirectory(dir).metricsPort(0).start();
              NodeServer b = NodeServer.builder().cpus(1).objectStoreBytes(32L << 20).spillDirectory(dir).metricsPort(0).start()) {

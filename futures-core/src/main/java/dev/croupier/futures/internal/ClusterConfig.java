@@ -38,12 +38,13 @@ public record ClusterConfig(
         Path tokenFile,
         Path tlsAuthority,
         java.time.Duration resolveEvery,
-        java.util.function.UnaryOperator<List<String>> resolver) {
+        java.util.function.UnaryOperator<List<String>> resolver,
+        int metricsPort) {
 
     /** This configuration with another resolver of the names: a seam for tests of membership. */
     public ClusterConfig withResolver(java.util.function.UnaryOperator<List<String>> other) {
         return new ClusterConfig(nodes, cpusPerNode, objectStoreBytes, smallObjectBytes, memoryDirectory,
                 spillDirectory, serializableAllowList, codecs, serializing, addresses, processes, heartbeatTimeout,
-                tokenFile, tlsAuthority, resolveEvery, other);
+                tokenFile, tlsAuthority, resolveEvery, other, metricsPort);
     }
 }

@@ -123,7 +123,16 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         } else {
             backend = new EmbeddedBackend(config, codecs, tag);
         }
-        return new OwnerCluster(codecs, backend, tag, config.smallObjectBytes());
+        OwnerCluster owner = new OwnerCluster(codecs, backend, tag, config.smallObjectBytes());
+        if (config.metricsPort() >= 0) {
+            try {
+                owner.metrics = MetricsEndpoint.driver("127.0.0.1", config.metricsPort(), owner::stats);
+            } catch (RuntimeException e) {
+                owner.close();
+                throw e;
+            }
+        }
+        return owner;
     }
 
     /**
@@ -926,6 +935,15 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         return ids;
     }
 
+    /** This driver's /metrics, or null. */
+    private volatile MetricsEndpoint metrics;
+
+    @Override
+    public int metricsPort() {
+        MetricsEndpoint m = metrics;
+        return m == null ? -1 : m.port();
+    }
+
     @Override
     public long objectStoreBytes() {
         return backend.objectStoreBytes();
@@ -958,6 +976,9 @@ public final class OwnerCluster implements Cluster, Backend.Events {
             return;
         }
         closed = true;
+        if (metrics != null) {
+            metrics.close();
+        }
         for (NodeLink n : nodes) {
             n.die();
         }
