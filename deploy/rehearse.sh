@@ -40,9 +40,16 @@ cleanup() {
       [ -f "$log" ] && { echo "rehearse: $(basename "$log"), last lines:" >&2; tail -n 20 "$log" >&2; }
     done
   fi
+  # SIGTERM drains a node (nothing runs now: it exits at once), as Kubernetes stops a pod
   for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill -TERM "$p" 2>/dev/null || true; done
-  sleep 1
+  for _ in $(seq 1 50); do
+    alive=0
+    for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill -0 "$p" 2>/dev/null && alive=1; done
+    [ "$alive" = 0 ] && break
+    sleep 0.2
+  done
   for p in "${PIDS[@]:-}"; do [ -n "$p" ] && kill -KILL "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
   for ns in "${NAMESPACES[@]:-}"; do
     [ -n "$ns" ] || continue
     ip netns del "$ns" 2>/dev/null || true
