@@ -30,27 +30,12 @@ public final class MetricsEndpoint implements AutoCloseable {
     /** Serves {@code stats}' figures on {@code bind:port} (0: any free port). */
     public static MetricsEndpoint node(String bind, int port, Supplier<StatsReply> stats) {
         PrometheusRegistry registry = new PrometheusRegistry();
-        CounterWithCallback.builder().name("croupier_tasks_started").help("task attempts started, by task name")
-                .labelNames("node", "task").callback(cb -> {
-                    StatsReply s = stats.get();
-                    for (TaskCounts t : s.getTasksList()) {
-                        cb.call(t.getStarted(), s.getAddress(), t.getName());
-                    }
-                }).register(registry);
-        CounterWithCallback.builder().name("croupier_tasks_finished").help("task attempts that completed, by task name")
-                .labelNames("node", "task").callback(cb -> {
-                    StatsReply s = stats.get();
-                    for (TaskCounts t : s.getTasksList()) {
-                        cb.call(t.getFinished(), s.getAddress(), t.getName());
-                    }
-                }).register(registry);
-        CounterWithCallback.builder().name("croupier_tasks_failed").help("task attempts that threw, by task name")
-                .labelNames("node", "task").callback(cb -> {
-                    StatsReply s = stats.get();
-                    for (TaskCounts t : s.getTasksList()) {
-                        cb.call(t.getFailed(), s.getAddress(), t.getName());
-                    }
-                }).register(registry);
+        taskCounter(registry, stats, "croupier_tasks_started", "task attempts started, by task name",
+                TaskCounts::getStarted);
+        taskCounter(registry, stats, "croupier_tasks_finished", "task attempts that completed, by task name",
+                TaskCounts::getFinished);
+        taskCounter(registry, stats, "croupier_tasks_failed", "task attempts that threw, by task name",
+                TaskCounts::getFailed);
         gauge(registry, stats, "croupier_tasks_queued", "attempts waiting for a CPU slot", StatsReply::getTasksQueued);
         gauge(registry, stats, "croupier_tasks_running", "attempts running", StatsReply::getTasksRunning);
         gauge(registry, stats, "croupier_store_used_bytes", "object bytes in store memory", StatsReply::getStoreUsed);
@@ -128,6 +113,16 @@ public final class MetricsEndpoint implements AutoCloseable {
             throw new CroupierException(ErrorCode.BAD_INPUT, "cannot serve metrics on " + bind + ":" + port + ": "
                     + e.getMessage(), e);
         }
+    }
+
+    private static void taskCounter(PrometheusRegistry registry, Supplier<StatsReply> stats, String name, String help,
+                                    java.util.function.ToLongFunction<TaskCounts> value) {
+        CounterWithCallback.builder().name(name).help(help).labelNames("node", "task").callback(cb -> {
+            StatsReply s = stats.get();
+            for (TaskCounts t : s.getTasksList()) {
+                cb.call(value.applyAsLong(t), s.getAddress(), t.getName());
+            }
+        }).register(registry);
     }
 
     private static void gauge(PrometheusRegistry registry, Supplier<StatsReply> stats, String name, String help,
