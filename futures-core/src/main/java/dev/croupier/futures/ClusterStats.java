@@ -41,7 +41,8 @@ public record ClusterStats(List<TaskStats> tasks, List<NodeStats> nodes, Failure
 
     /**
      * Executions of the tasks of one name. Times are nanoseconds; an execution that was
-     * retried counts once per attempt that ran.
+     * retried counts once per attempt that ran; {@code retried} counts the attempts run again
+     * elsewhere after their node was lost.
      */
     public record TaskStats(
             String name,
@@ -56,7 +57,8 @@ public record ClusterStats(List<TaskStats> tasks, List<NodeStats> nodes, Failure
             long meanQueueNanos,
             long bytesIn,
             long bytesOut,
-            Map<Integer, Long> tasksPerNode) {
+            Map<Integer, Long> tasksPerNode,
+            long retried) {
         public TaskStats {
             tasksPerNode = Map.copyOf(tasksPerNode);
         }

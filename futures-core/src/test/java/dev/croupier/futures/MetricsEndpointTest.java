@@ -48,7 +48,7 @@ class MetricsEndpointTest {
             String text = r.body();
             assertEquals(2, (long) value(text, "croupier_tasks_finished_total{node=\"0\",task=\"inc\"}"), text);
             assertEquals(2, (long) value(text, "croupier_tasks_finished_total{node=\"1\",task=\"inc\"}"), text);
-            assertEquals(0, (long) value(text, "croupier_tasks_retried_total{node=\"driver\"}"), text);
+            assertEquals(0, (long) value(text, "croupier_tasks_retried_total{node=\"driver\",task=\"inc\"}"), text);
             assertEquals(0, (long) value(text, "croupier_objects_rebuilt_total{node=\"driver\"}"), text);
             assertTrue(value(text, "croupier_store_used_bytes{node=\"1\"}") >= 0, text);
         }

@@ -218,6 +218,8 @@ class ProcessClusterTest {
             assertEquals(List.of(0), c.aliveNodes(), "the silent node is dead to the driver");
             ClusterStats.Failures failures = c.stats().failures();
             assertEquals(1, failures.nodesLost(), failures.toString());
+            assertEquals(failures.retriedTasks(), c.stats().tasks().stream().mapToLong(ClusterStats.TaskStats::retried)
+                    .sum(), "the retries, by task name, add up");
             assertTrue(failures.detectionSeconds().getFirst() >= 1.0,
                     "declared dead only once silent for the timeout: " + failures);
             ProcessHandle.of(pid).ifPresent(h -> h.onExit().join()); // the driver killed its silent node

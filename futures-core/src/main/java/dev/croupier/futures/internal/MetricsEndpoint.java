@@ -68,9 +68,12 @@ public final class MetricsEndpoint implements AutoCloseable {
                         cb.call(t.failed(), "driver", t.name());
                     }
                 }).register(registry);
-        CounterWithCallback.builder().name("croupier_tasks_retried").help("task attempts run again after a loss")
-                .labelNames("node").callback(cb -> cb.call(stats.get().failures().retriedTasks(), "driver"))
-                .register(registry);
+        CounterWithCallback.builder().name("croupier_tasks_retried").help("task attempts run again after a loss, by task name")
+                .labelNames("node", "task").callback(cb -> {
+                    for (var t : stats.get().tasks()) {
+                        cb.call(t.retried(), "driver", t.name());
+                    }
+                }).register(registry);
         CounterWithCallback.builder().name("croupier_objects_rebuilt").help("lost objects made again from lineage")
                 .labelNames("node").callback(cb -> cb.call(stats.get().failures().rebuiltObjects(), "driver"))
                 .register(registry);

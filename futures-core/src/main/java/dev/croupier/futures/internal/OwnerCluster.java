@@ -559,6 +559,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
             }
             if (resubmit) {
                 retriedTasks.incrementAndGet();
+                stats.retried(spec.name);
                 submitSpec(spec);
             } else {
                 releaseDeps(spec);

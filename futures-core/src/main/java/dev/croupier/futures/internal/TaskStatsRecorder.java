@@ -27,6 +27,15 @@ final class TaskStatsRecorder {
         acc.add(nodeId, failed, queueNanos, wallNanos, cpuNanos, bytesIn, bytesOut);
     }
 
+    /** An attempt of task {@code name} that is run again, elsewhere, after its node was lost. */
+    void retried(String name) {
+        Accumulator acc = byName.get(name);
+        if (acc == null) {
+            acc = byName.computeIfAbsent(name, n -> new Accumulator(n, order.getAndIncrement()));
+        }
+        acc.retry();
+    }
+
     List<ClusterStats.TaskStats> snapshot() {
         List<Accumulator> all = new ArrayList<>(byName.values());
         all.sort(Comparator.comparingLong(a -> a.order));
@@ -42,6 +51,7 @@ final class TaskStatsRecorder {
         final long order;
         long count;
         long failed;
+        long retried;
         long minWall = Long.MAX_VALUE;
         long maxWall;
         long sumWall;
@@ -75,12 +85,16 @@ final class TaskStatsRecorder {
             perNode.merge(nodeId, 1L, Long::sum);
         }
 
+        synchronized void retry() {
+            retried++;
+        }
+
         synchronized ClusterStats.TaskStats snapshot() {
             long n = Math.max(1, count);
             return new ClusterStats.TaskStats(name, count, failed,
                     count == 0 ? 0 : minWall, sumWall / n, maxWall,
                     count == 0 ? 0 : minCpu, sumCpu / n, maxCpu,
-                    sumQueue / n, bytesIn, bytesOut, perNode);
+                    sumQueue / n, bytesIn, bytesOut, perNode, retried);
         }
     }
 }
