@@ -1,7 +1,9 @@
 package dev.croupier.objectstore;
 
 import java.util.Comparator;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
@@ -39,7 +41,7 @@ final class FreeListAllocator {
     private static final Comparator<Block> BY_SIZE =
             Comparator.comparingLong(Block::size).thenComparingLong(Block::offset);
 
-    private final long capacity;
+    private long capacity;
     private final TreeMap<Long, Long> freeByOffset = new TreeMap<>();
     private final TreeSet<Block> freeBySize = new TreeSet<>(BY_SIZE);
     private long used;
@@ -116,6 +118,27 @@ final class FreeListAllocator {
             addFree(end, b.offset + b.size - end);
         }
         used += need;
+    }
+
+    /**
+     * Gives up every free byte at or beyond {@code limit}: nothing there is handed out again,
+     * and the capacity becomes {@code limit}. The store's memory folder could not give the
+     * region more; nothing may be allocated beyond {@code limit} when this is called.
+     */
+    void retire(long limit) {
+        for (Map.Entry<Long, Long> e : List.copyOf(freeByOffset.tailMap(
+                Optional.ofNullable(freeByOffset.floorKey(limit)).orElse(0L)).entrySet())) {
+            long offset = e.getKey();
+            long end = offset + e.getValue();
+            if (end <= limit) {
+                continue;
+            }
+            removeFree(new Block(offset, e.getValue()));
+            if (offset < limit) {
+                addFree(offset, limit - offset);
+            }
+        }
+        capacity = Math.min(capacity, limit);
     }
 
     /**

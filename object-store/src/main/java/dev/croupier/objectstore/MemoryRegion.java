@@ -14,8 +14,11 @@ import java.nio.file.StandardOpenOption;
  * <p>Design note: the file lives in the memory directory (tmpfs {@code /dev/shm} by default), so
  * its pages are RAM that other processes can map by (file, offset, length) for zero-copy reads,
  * as Ray's plasma store does. Closing the arena unmaps the file at once (no wait for GC). The
- * file is {@link NativeFiles#reserve reserved} up front so that touching a page can never fault
- * on a full tmpfs: the capacity is committed when the store starts.
+ * file starts sparse, so a store costs memory only as it is used: blocks are
+ * {@link NativeFiles#reserve reserved} ahead of the highest byte handed out ({@link #reserveTo}),
+ * {@value #GROWTH_BYTES} bytes at a time, before anything is written there, so touching a page
+ * can never fault on a full tmpfs. When the memory folder is full the reservation fails, and the
+ * store gives up the rest of its capacity ({@link FreeListAllocator#retire}) instead.
  *
  * <p>Thread-safety: segments may be used from any thread; allocation is not thread-safe and is
  * called under the store's lock.
@@ -29,11 +32,22 @@ final class MemoryRegion implements AutoCloseable {
     private final Arena arena;
     private final MemorySegment region;
     private final FreeListAllocator allocator;
+    private final long mappedBytes;
+    /** Bytes from the start that have real blocks; nothing beyond is ever handed out. */
+    private long reserved;
+    /** Why the region could not grow, once it could not; null while it can. */
+    private IOException full;
+
+    /** How far ahead of use the region's blocks are reserved: one call per this many bytes. */
+    static final long GROWTH_BYTES = 32L << 20;
 
     MemoryRegion(Path dir, long capacity) throws IOException {
         this.file = dir.resolve(FILE_NAME);
         long mappedBytes = Math.max(FreeListAllocator.ALIGNMENT, capacity - capacity % FreeListAllocator.ALIGNMENT);
-        NativeFiles.reserve(file, mappedBytes);
+        try (java.io.RandomAccessFile sparse = new java.io.RandomAccessFile(file.toFile(), "rw")) {
+            sparse.setLength(mappedBytes);
+        }
+        this.mappedBytes = mappedBytes;
         Arena mapArena = Arena.ofShared();
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             this.region = channel.map(FileChannel.MapMode.READ_WRITE, 0, mappedBytes, mapArena);
@@ -43,6 +57,38 @@ final class MemoryRegion implements AutoCloseable {
         }
         this.arena = mapArena;
         this.allocator = new FreeListAllocator(capacity);
+    }
+
+    /**
+     * Makes sure {@code [0, end)} has real blocks, reserving up to {@value #GROWTH_BYTES} bytes
+     * ahead. Returns false if the memory folder cannot give them; call under the store's lock.
+     */
+    boolean reserveTo(long end) {
+        if (end <= reserved) {
+            return true;
+        }
+        long needed = Math.min(mappedBytes, (end + FreeListAllocator.PAGE - 1) & -FreeListAllocator.PAGE);
+        long ahead = Math.min(mappedBytes, Math.max(needed, reserved + GROWTH_BYTES));
+        for (long target : new long[] {ahead, needed}) {
+            try {
+                NativeFiles.reserve(file, reserved, target - reserved);
+                reserved = target;
+                return true;
+            } catch (IOException e) {
+                full = e; // try again for exactly what is needed
+            }
+        }
+        return false;
+    }
+
+    /** Bytes from the start with real blocks. */
+    long reserved() {
+        return reserved;
+    }
+
+    /** Why the region stopped growing, or null. */
+    IOException full() {
+        return full;
     }
 
     /** Returns the mapped file, for {@link ObjectLocation}s. */

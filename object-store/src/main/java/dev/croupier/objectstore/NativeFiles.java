@@ -88,6 +88,17 @@ final class NativeFiles {
      * @throws IOException if the blocks cannot be reserved, for example on a full disk
      */
     static void reserve(Path file, long bytes) throws IOException {
+        reserve(file, 0, bytes);
+    }
+
+    /**
+     * Gives {@code [offset, offset + bytes)} of {@code file} real, allocated blocks (creating the
+     * file if needed); the bytes there must hold nothing yet, since without the C library they
+     * are written with zeros.
+     *
+     * @throws IOException if the blocks cannot be reserved, for example on a full disk
+     */
+    static void reserve(Path file, long offset, long bytes) throws IOException {
         if (OPEN != null) {
             int fd;
             int rc;
@@ -96,7 +107,7 @@ final class NativeFiles {
                 if (fd < 0) {
                     throw new IOException("cannot create " + file);
                 }
-                rc = (int) FALLOCATE.invokeExact(fd, 0L, bytes);
+                rc = (int) FALLOCATE.invokeExact(fd, offset, bytes);
                 int closed = (int) CLOSE.invokeExact(fd);
                 if (closed != 0 && rc == 0) {
                     throw new IOException("cannot close " + file + " after reserving its blocks");
@@ -114,15 +125,15 @@ final class NativeFiles {
             }
             // any other error (for example a file system without fallocate): reserve by writing
         }
-        writeZeros(file, bytes);
+        writeZeros(file, offset, bytes);
     }
 
-    private static void writeZeros(Path file, long bytes) throws IOException {
+    private static void writeZeros(Path file, long offset, long bytes) throws IOException {
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
             ByteBuffer zeros = ByteBuffer.allocateDirect((int) Math.min(ZERO_CHUNK, Math.max(1, bytes)));
-            long position = 0;
-            while (position < bytes) {
-                zeros.clear().limit((int) Math.min(zeros.capacity(), bytes - position));
+            long position = offset;
+            while (position < offset + bytes) {
+                zeros.clear().limit((int) Math.min(zeros.capacity(), offset + bytes - position));
                 position += channel.write(zeros, position);
             }
         }

@@ -75,6 +75,7 @@ final class StoreEngine {
     private static final long REGION_CLOSE_RETRY_MILLIS = 10_000;
 
     private final String name;
+    private static final System.Logger LOG = System.getLogger(StoreEngine.class.getName());
     private final StoreDirectories dirs;
     private final MemoryRegion region;
     private final FreeListAllocator allocator;
@@ -240,6 +241,24 @@ final class StoreEngine {
      * Waits in the allocation queue for a region block. Returns its offset, or -1 if no block
      * can be had without waiting forever (the caller falls back or gives up). Called locked.
      */
+    /**
+     * A block of the region whose bytes have real blocks in the memory folder, or -1. The region
+     * grows as its highest block does; when the folder is full it stops growing, and what was
+     * not reserved is given up (the store then holds less and spills sooner). Called locked.
+     */
+    private long allocateReserved(long size) {
+        long offset = allocator.allocate(size);
+        if (offset >= 0 && !region.reserveTo(offset + FreeListAllocator.blockSize(size))) {
+            allocator.free(offset, size);
+            allocator.retire(region.reserved());
+            LOG.log(System.Logger.Level.WARNING, "store '" + name + "': its memory folder is full at "
+                    + region.reserved() + " bytes (" + region.full().getMessage()
+                    + "); it keeps that much and spills the rest");
+            offset = allocator.allocate(size);
+        }
+        return offset;
+    }
+
     private long allocateInRegion(long size, Priority priority) throws InterruptedException {
         long block = FreeListAllocator.blockSize(size);
         if (block > allocator.capacity()) {
@@ -254,14 +273,14 @@ final class StoreEngine {
             while (true) {
                 checkOpen();
                 if (queue.peek() == request) {
-                    long offset = allocator.allocate(size);
+                    long offset = allocateReserved(size);
                     while (offset < 0) {
                         ObjectEntry victim = evictionVictim(priority);
                         if (victim == null) {
                             break;
                         }
                         evict(victim);
-                        offset = allocator.allocate(size);
+                        offset = allocateReserved(size);
                     }
                     if (offset >= 0) {
                         return offset;

@@ -1,0 +1,103 @@
+package dev.croupier.objectstore;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A store costs memory only as it is used: its region starts without blocks and grows ahead of
+ * the highest byte handed out. On a memory folder too small for its capacity it keeps what the
+ * folder gives, spills the rest, and loses no byte; never a SIGBUS.
+ */
+@Timeout(120)
+class LazyReservationTest {
+
+    @TempDir
+    Path dir;
+
+    /** Bytes of real blocks the file holds (st_blocks x 512). */
+    private static long allocatedBytes(Path file) throws Exception {
+        Process p = new ProcessBuilder("stat", "-c", "%b %B", file.toString()).start();
+        String[] out = new String(p.getInputStream().readAllBytes()).trim().split(" ");
+        assertEquals(0, p.waitFor());
+        return Long.parseLong(out[0]) * Long.parseLong(out[1]);
+    }
+
+    private static Path region(Path memory) throws Exception {
+        try (var files = Files.walk(memory)) {
+            return files.filter(f -> f.getFileName().toString().equals(MemoryRegion.FILE_NAME)).findFirst().orElseThrow();
+        }
+    }
+
+    @Test
+    void aLargeStoreCostsOnlyWhatItHolds() throws Exception {
+        Path memory = Files.createDirectories(dir.resolve("memory"));
+        try (ObjectStore store = ObjectStore.builder().name("lazy").capacityBytes(4L << 30).memoryDirectory(memory)
+                .spillDirectory(dir).build()) {
+            Path file = region(memory);
+            assertEquals(4L << 30, Files.size(file), "mapped whole");
+            assertTrue(allocatedBytes(file) < 1 << 20, "but holding no memory yet: " + allocatedBytes(file));
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment value = arena.allocate(1 << 20);
+                for (int i = 0; i < 10; i++) {
+                    TestStores.fill(value, i);
+                    store.put(ObjectId.of(7, i), value);
+                }
+            }
+            long held = allocatedBytes(file);
+            assertTrue(held >= 10L << 20 && held <= (10L << 20) + MemoryRegion.GROWTH_BYTES + (1 << 20),
+                    "what it holds, and at most one step ahead: " + held);
+            for (int i = 0; i < 10; i++) {
+                try (PinnedObject o = store.get(ObjectId.of(7, i))) {
+                    assertEquals(-1, TestStores.firstMismatch(o.segment(), i));
+                }
+            }
+        }
+    }
+
+    @Test
+    void aFullMemoryFolderSpillsInsteadOfFaulting() throws Exception {
+        Path small = Files.createDirectories(dir.resolve("small-tmpfs"));
+        Process mount = new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", small.toString())
+                .redirectErrorStream(true).start();
+        String why = new String(mount.getInputStream().readAllBytes()).trim();
+        boolean mounted = mount.waitFor(30, TimeUnit.SECONDS) && mount.exitValue() == 0;
+        if (!mounted) {
+            System.out.println("LazyReservationTest.aFullMemoryFolderSpillsInsteadOfFaulting skipped: cannot mount"
+                    + " a small tmpfs (needs root): " + why);
+        }
+        Assumptions.assumeTrue(mounted, "cannot mount a small tmpfs: " + why);
+        try {
+            Path spill = Files.createDirectories(dir.resolve("spill"));
+            int objects = 40;
+            try (ObjectStore store = ObjectStore.builder().name("full").capacityBytes(64L << 20).memoryDirectory(small)
+                    .spillDirectory(spill).build();
+                 Arena arena = Arena.ofConfined()) {
+                MemorySegment value = arena.allocate(1 << 20);
+                for (int i = 0; i < objects; i++) { // 40 MiB into a store of 64 MiB on an 8 MiB folder
+                    TestStores.fill(value, 100 + i);
+                    store.put(ObjectId.of(9, i), value);
+                }
+                for (int i = 0; i < objects; i++) {
+                    try (PinnedObject o = store.get(ObjectId.of(9, i))) {
+                        assertEquals(-1, TestStores.firstMismatch(o.segment(), 100 + i), "object " + i);
+                    }
+                }
+                StoreMetrics m = store.metrics();
+                assertTrue(m.bytesSpilled() > 0, "the rest went to the spill folder: " + m);
+                assertTrue(allocatedBytes(region(small)) <= 8L << 20, "within the folder");
+            }
+        } finally {
+            new ProcessBuilder("umount", small.toString()).start().waitFor(30, TimeUnit.SECONDS);
+        }
+    }
+}
