@@ -1,6 +1,7 @@
 package dev.croupier.examples;
 
 import dev.croupier.futures.Cluster;
+import dev.croupier.futures.DefaultStoreSize;
 import dev.croupier.futures.ClusterStats;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -25,9 +26,15 @@ import java.util.function.IntToLongFunction;
  * @param storeMemory object-store bytes of each node this command starts; 0 with {@code --cluster}
  * @param spillDir where the stores of the nodes this command starts spill
  * @param metricsPort the port of this driver's /metrics; -1 for none
+ * @param storeSizing why the store memory is what it is when it was not given (for reports), else null
  */
 public record ClusterOptions(int nodes, int processes, List<String> addresses, long storeMemory, Path spillDir,
-                             int metricsPort) {
+                             int metricsPort, String storeSizing) {
+
+    /** The default store memory of a node: from the machine ({@link DefaultStoreSize}). */
+    public static final IntToLongFunction MACHINE_STORE_MEMORY = n -> DefaultStoreSize.forNodes(n).bytesPerNode();
+    /** How the usage states {@link #MACHINE_STORE_MEMORY}. */
+    public static final String MACHINE_DEFAULT = "30% of available memory / N";
 
     /** The valued options read here. */
     private static final List<String> VALUED = List.of("nodes", "processes", "cluster", "store-memory", "spill-dir",
@@ -85,16 +92,21 @@ public record ClusterOptions(int nodes, int processes, List<String> addresses, l
             }
             refuseWith(o, "cluster", "nodes", "its nodes are those at its addresses");
             refuseWith(o, "cluster", "store-memory", "its nodes have their own (croupier node --store-memory)");
-            return new ClusterOptions(0, 0, addresses(o.string("cluster", null)), 0, spillDir, metricsPort);
+            return new ClusterOptions(0, 0, addresses(o.string("cluster", null)), 0, spillDir, metricsPort, null);
         }
         if (!embedded) {
             refuseWith(o, "processes", "nodes", "--processes N runs N nodes");
         }
         int processes = o.integer("processes", 0, 1, 1024);
         int nodes = embedded ? o.integer("nodes", defaultNodes, 1, 1024) : 0;
-        long storeMemory = o.size("store-memory", defaultStoreMemory.applyAsLong(embedded ? nodes : processes),
-                1L << 20, 1L << 42);
-        return new ClusterOptions(nodes, processes, List.of(), storeMemory, spillDir, metricsPort);
+        int perMachine = embedded ? nodes : processes;
+        String sizing = null;
+        if (o.string("store-memory", null) == null && defaultStoreMemory == MACHINE_STORE_MEMORY) {
+            sizing = DefaultStoreSize.forNodes(perMachine).reason();
+        }
+        long storeMemory = o.string("store-memory", null) != null
+                ? o.size("store-memory", 0, 1L << 20, 1L << 42) : defaultStoreMemory.applyAsLong(perMachine);
+        return new ClusterOptions(nodes, processes, List.of(), storeMemory, spillDir, metricsPort, sizing);
     }
 
     /** Refuses {@code --other} beside {@code --chosen}, which gives it no meaning. */

@@ -27,7 +27,8 @@ final class NodeCommand implements CroupierCli.Command {
               or SIGINT (Ctrl-C), which stops it at once.
               --port P              port to serve on; 0 for any free one (printed)
               --bind ADDR           address to listen on (default 127.0.0.1: this machine only; 0.0.0.0: all)
-              --store-memory SIZE   object-store memory, k/m/g suffixes (default 512m); beyond it values spill
+              --store-memory SIZE   object-store memory, k/m/g suffixes (default: 30% of the memory
+                                    available, used only as filled); beyond it values spill
               --spill-dir DIR       where the store spills (default: the system temp folder)
               --memory-dir DIR      folder of the store's shared-memory file (default /dev/shm where it exists)
               --cpus N              CPU slots: tasks run at once (default: the machine's processors)
@@ -70,7 +71,7 @@ final class NodeCommand implements CroupierCli.Command {
         List<String> node = new ArrayList<>(List.of("--port", Integer.toString(o.integer("port", 0, 0, 65535))));
         if (o.string("store-memory", null) != null) {
             node.addAll(List.of("--store-memory", Long.toString(o.size("store-memory",
-                    Cluster.Builder.DEFAULT_OBJECT_STORE_BYTES, 1L << 20, 1L << 42))));
+                    0, 1L << 20, 1L << 42))));
         }
         if (o.string("cpus", null) != null) {
             node.addAll(List.of("--cpus", Integer.toString(o.integer("cpus", 1, 1, 4096))));

@@ -121,8 +121,6 @@ public interface Cluster extends AutoCloseable {
     final class Builder {
         /** Default number of nodes. */
         public static final int DEFAULT_NODES = 4;
-        /** Default object-store capacity of each node: 512 MiB. */
-        public static final long DEFAULT_OBJECT_STORE_BYTES = 512L << 20;
         /** Default time after which a silent node process is dead to the driver: 2 s. */
         public static final Duration DEFAULT_HEARTBEAT_TIMEOUT = Duration.ofSeconds(2);
         /** Default time between two resolutions of the names given to {@link #connect}: 1 s. */
@@ -132,7 +130,8 @@ public interface Cluster extends AutoCloseable {
 
         private int nodes = DEFAULT_NODES;
         private int cpusPerNode = 0;
-        private long objectStoreBytes = DEFAULT_OBJECT_STORE_BYTES;
+        /** 0: sized from the machine ({@link DefaultStoreSize}). */
+        private long objectStoreBytes;
         private int smallObjectBytes = DEFAULT_SMALL_OBJECT_BYTES;
         private Path memoryDirectory;
         private Path spillDirectory;
@@ -181,7 +180,11 @@ public interface Cluster extends AutoCloseable {
             return this;
         }
 
-        /** Hard capacity of each node's object store in bytes (default 512 MiB). */
+        /**
+         * Hard capacity of each node's object store in bytes. Default: from the machine,
+         * {@link DefaultStoreSize#PERCENT}% of its available memory divided among the nodes it
+         * runs ({@link DefaultStoreSize}); a store costs only what it holds.
+         */
         public Builder objectStoreBytes(long bytes) {
             this.objectStoreBytes = bytes;
             return this;
@@ -326,10 +329,12 @@ public interface Cluster extends AutoCloseable {
                     ? Math.max(1, Runtime.getRuntime().availableProcessors() / perMachine)
                     : cpusPerNode;
             check(cpus >= 1 && cpus <= 4096, "cpusPerNode", cpusPerNode, "1..4096");
-            check(objectStoreBytes >= 1 << 20, "objectStoreBytes", objectStoreBytes, ">= 1 MiB");
+            long storeBytes = objectStoreBytes == 0 && addresses.isEmpty()
+                    ? DefaultStoreSize.forNodes(perMachine).bytesPerNode() : objectStoreBytes;
+            check(storeBytes >= 1 << 20 || !addresses.isEmpty(), "objectStoreBytes", objectStoreBytes, ">= 1 MiB");
             check(smallObjectBytes >= 0 && smallObjectBytes <= 16 << 20,
                     "smallObjectBytes", smallObjectBytes, "0..16 MiB");
-            return new ClusterConfig(nodes, cpus, objectStoreBytes, smallObjectBytes,
+            return new ClusterConfig(nodes, cpus, storeBytes, smallObjectBytes,
                     memoryDirectory, spillDirectory, List.copyOf(serializableAllowList),
                     java.util.Collections.unmodifiableMap(new LinkedHashMap<>(codecs)), serializing,
                     dev.croupier.futures.internal.NodeAddresses.names(addresses), processes, heartbeatTimeout, tokenFile,

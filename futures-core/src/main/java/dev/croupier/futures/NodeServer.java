@@ -188,7 +188,8 @@ public final class NodeServer implements AutoCloseable {
         private String bind = "127.0.0.1";
         private int port;
         private int cpus = Runtime.getRuntime().availableProcessors();
-        private long objectStoreBytes = Cluster.Builder.DEFAULT_OBJECT_STORE_BYTES;
+        /** 0: sized from the machine, as for one node ({@link DefaultStoreSize}). */
+        private long objectStoreBytes;
         private int smallObjectBytes = Cluster.Builder.DEFAULT_SMALL_OBJECT_BYTES;
         private Path memoryDirectory;
         private Path spillDirectory;
@@ -230,7 +231,10 @@ public final class NodeServer implements AutoCloseable {
             return this;
         }
 
-        /** Capacity of the node's object store in bytes (default 512 MiB). */
+        /**
+         * Capacity of the node's object store in bytes. Default: from the machine, as for one
+         * node ({@link DefaultStoreSize}); the store costs only what it holds.
+         */
         public Builder objectStoreBytes(long bytes) {
             this.objectStoreBytes = bytes;
             return this;
@@ -280,12 +284,13 @@ public final class NodeServer implements AutoCloseable {
         public NodeServer start() {
             check(port >= 0 && port <= 65535, "port", port, "0..65535");
             check(cpus >= 1 && cpus <= 4096, "cpus", cpus, "1..4096");
-            check(objectStoreBytes >= 1 << 20, "objectStoreBytes", objectStoreBytes, ">= 1 MiB");
+            long storeBytes = objectStoreBytes == 0 ? DefaultStoreSize.forNodes(1).bytesPerNode() : objectStoreBytes;
+            check(storeBytes >= 1 << 20, "objectStoreBytes", objectStoreBytes, ">= 1 MiB");
             check(smallObjectBytes >= 0 && smallObjectBytes <= 16 << 20, "smallObjectBytes", smallObjectBytes,
                     "0..16 MiB");
             check(metricsPort >= -1 && metricsPort <= 65535, "metricsPort", metricsPort, "0..65535");
             try {
-                NodeService service = new NodeService(bind, port, cpus, objectStoreBytes, smallObjectBytes,
+                NodeService service = new NodeService(bind, port, cpus, storeBytes, smallObjectBytes,
                         memoryDirectory, spillDirectory, tokenFile, tlsCertificate, tlsKey, tlsAuthority);
                 try {
                     return new NodeServer(service, metricsPort < 0 ? null

@@ -238,10 +238,6 @@ final class StoreEngine {
     // ---------------------------------------------------------------- allocation queue
 
     /**
-     * Waits in the allocation queue for a region block. Returns its offset, or -1 if no block
-     * can be had without waiting forever (the caller falls back or gives up). Called locked.
-     */
-    /**
      * A block of the region whose bytes have real blocks in the memory folder, or -1. The region
      * grows as its highest block does; when the folder is full it stops growing, and what was
      * not reserved is given up (the store then holds less and spills sooner). Called locked.
@@ -259,6 +255,10 @@ final class StoreEngine {
         return offset;
     }
 
+    /**
+     * Waits in the allocation queue for a region block. Returns its offset, or -1 if no block
+     * can be had without waiting forever (the caller falls back or gives up). Called locked.
+     */
     private long allocateInRegion(long size, Priority priority) throws InterruptedException {
         long block = FreeListAllocator.blockSize(size);
         if (block > allocator.capacity()) {

@@ -60,7 +60,7 @@ public final class AggregateCommand implements CroupierCli.Command {
               --top T               top pages shown per round (default 3)
               --seed S              data seed (default 0)
               --batch-strategy simple|riffle|magnet|push|auto   strategy of the batch check (default simple)
-            """ + ClusterOptions.usage(4, "512m")
+            """ + ClusterOptions.usage(4, ClusterOptions.MACHINE_DEFAULT)
             + "\n  --json                print one JSON report on stdout instead of a line per round";
 
     @Override
@@ -82,7 +82,7 @@ public final class AggregateCommand implements CroupierCli.Command {
         int top = o.integer("top", DEFAULT_TOP, 0, 1000);
         long seed = o.longValue("seed", 0, Long.MIN_VALUE, Long.MAX_VALUE);
         Strategy batchStrategy = strategy(o.string("batch-strategy", "simple"));
-        ClusterOptions clusterOptions = ClusterOptions.parse(o, 4, nodes -> Cluster.Builder.DEFAULT_OBJECT_STORE_BYTES);
+        ClusterOptions clusterOptions = ClusterOptions.parse(o, 4, ClusterOptions.MACHINE_STORE_MEMORY);
         boolean json = o.flag("json");
         if (records / blocks > Integer.MAX_VALUE / 32) {
             throw new UsageException("--records / --blocks = " + records / blocks + " entries per block is too many;"

@@ -59,7 +59,7 @@ public final class LoaderCommand implements CroupierCli.Command {
                                     their block (default 0: a full shuffle)
               --consume-ms T        milliseconds the consumer spends per partition, standing in for a trainer (default 0)
               --strategy simple|riffle|magnet|push|auto   shuffle strategy (default auto)
-            """ + ClusterOptions.usage(DEFAULT_NODES, "512m")
+            """ + ClusterOptions.usage(DEFAULT_NODES, ClusterOptions.MACHINE_DEFAULT)
             + "\n  --json                print one JSON report on stdout instead of a line per epoch";
 
     /** What the consumer saw in one epoch. */
@@ -86,7 +86,7 @@ public final class LoaderCommand implements CroupierCli.Command {
         long consumeMs = o.longValue("consume-ms", 0, 0, 3_600_000);
         Strategy strategy = strategy(o.string("strategy", "auto"));
         ClusterOptions clusterOptions = ClusterOptions.parse(o, DEFAULT_NODES,
-                nodes -> Cluster.Builder.DEFAULT_OBJECT_STORE_BYTES);
+                ClusterOptions.MACHINE_STORE_MEMORY);
         boolean json = o.flag("json");
         if (window > 0 && partitions > 0) {
             throw new UsageException("--partitions does not go with --window: a partial shuffle keeps one output per block");

@@ -203,6 +203,10 @@ public final class SortCommands {
         r.put("restored_bytes", outcome.restoredBytes());
         r.put("strategy", outcome.strategy());
         r.put("nodes", outcome.nodes());
+        r.put("store_bytes_per_node", outcome.storeBytesPerNode());
+        if (settings.cluster().storeSizing() != null) {
+            r.put("store_sizing", settings.cluster().storeSizing());
+        }
         r.put("partitions", outcome.partitions());
         r.put("throughput_mb_per_s", outcome.bytes() / 1e6 / outcome.seconds());
         if (bound != null) {

@@ -21,7 +21,7 @@ record SortSettings(Strategy strategy, ClusterOptions cluster, int partitions, i
               --strategy simple|riffle|magnet|push|auto   shuffle strategy (default auto)
               --partitions P        reduce tasks / key ranges (default: as many as mappers)
               --mappers M           map tasks (default: one per 64 MiB of input)
-            """ + ClusterOptions.usage(4, "512m")
+            """ + ClusterOptions.usage(4, ClusterOptions.MACHINE_DEFAULT)
             + "\n  --json                print the final report as one JSON object on stdout";
 
     static SortSettings parse(Options o) {
@@ -35,7 +35,7 @@ record SortSettings(Strategy strategy, ClusterOptions cluster, int partitions, i
             default -> throw new UsageException("--strategy = '" + name + "' is not one of simple, riffle, magnet, push, auto");
         };
         return new SortSettings(strategy,
-                ClusterOptions.parse(o, 4, nodes -> Cluster.Builder.DEFAULT_OBJECT_STORE_BYTES),
+                ClusterOptions.parse(o, 4, ClusterOptions.MACHINE_STORE_MEMORY),
                 o.integer("partitions", 0, 1, 1_000_000),
                 o.integer("mappers", 0, 1, 1_000_000),
                 o.flag("json"));
