@@ -253,6 +253,31 @@ final class NodeProcesses implements AutoCloseable {
     }
 
     /** Kills node {@code id} as {@code kill -9} would. */
+    /**
+     * Node {@code id} is lost to its driver: kills it if it still runs; if it had already ended
+     * by itself, keeps its log and returns its exit code and the log's error line, else "".
+     */
+    String lose(int id) {
+        Process p = byId.get(id);
+        if (p == null) {
+            return "";
+        }
+        try {
+            p.waitFor(200, TimeUnit.MILLISECONDS); // a process that ended has its exit reaped by now
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (p.isAlive()) {
+            kill(id);
+            return "";
+        }
+        byId.remove(id);
+        keepLogs = true;
+        Path log = logs.path().resolve("node-" + id + ".log");
+        return "; its process (pid " + p.pid() + ") had exited with code " + p.exitValue() + "; its log: " + log
+                + tail(log);
+    }
+
     void kill(int id) {
         Process p = byId.remove(id);
         if (p != null) {

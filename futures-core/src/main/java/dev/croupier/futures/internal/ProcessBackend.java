@@ -389,7 +389,7 @@ final class ProcessBackend implements Backend {
                     stream.onNext(message);
                 }
             } catch (RuntimeException streamGone) {
-                ended();
+                ended("its stream could not take a message: " + streamGone);
             }
         }
 
@@ -435,7 +435,7 @@ final class ProcessBackend implements Backend {
                         }
                     }
                 } catch (RuntimeException streamGone) {
-                    ended();
+                    ended("its stream could not take a message: " + streamGone);
                     return;
                 }
             }
@@ -459,16 +459,16 @@ final class ProcessBackend implements Backend {
 
         @Override
         public void onError(Throwable t) {
-            ended();
+            ended("its stream failed: " + t);
         }
 
         @Override
         public void onCompleted() {
-            ended();
+            ended("its stream ended");
         }
 
-        /** The stream ended or failed: the node is dead to this driver. */
-        private void ended() {
+        /** The stream ended or failed, as {@code why} says: the node is dead to this driver. */
+        private void ended(String why) {
             long silent = System.nanoTime() - lastHeard;
             synchronized (this) {
                 if (closed) {
@@ -477,11 +477,17 @@ final class ProcessBackend implements Backend {
                 closed = true;
             }
             outboxes.remove(link, this);
+            String process = "";
             if (processes != null) {
-                processes.kill(link.id); // a node of ours that is silent or cut off is of no more use
+                // a node of ours that is silent or cut off is of no more use; one that ended by
+                // itself says why in its log, which is kept
+                process = processes.lose(link.id);
             }
+            LOG.log(System.Logger.Level.WARNING, "node " + link.id + " at " + link.address + " is lost: " + why + process);
             events.nodeDied(link, silent);
         }
+
+        private static final System.Logger LOG = System.getLogger(ProcessBackend.class.getName());
 
         /** Missed its heartbeats: dead to this driver; whatever it sends later is ignored. */
         void silent() {
@@ -494,7 +500,7 @@ final class ProcessBackend implements Backend {
         }
 
         private void endWith(String why) {
-            ended();
+            ended(why);
             try {
                 synchronized (stream) {
                     stream.onError(io.grpc.Status.UNAVAILABLE.withDescription(why).asRuntimeException());
