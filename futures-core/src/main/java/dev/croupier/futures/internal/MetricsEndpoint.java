@@ -1,5 +1,6 @@
 package dev.croupier.futures.internal;
 
+import dev.croupier.futures.ClusterStats;
 import dev.croupier.futures.CroupierException;
 import dev.croupier.futures.ErrorCode;
 import dev.croupier.futures.wire.StatsReply;
@@ -27,24 +28,32 @@ public final class MetricsEndpoint implements AutoCloseable {
         this.server = server;
     }
 
+    private static final String[] NODE = {"node"};
+    private static final String[] NODE_TASK = {"node", "task"};
+
     /** Serves {@code stats}' figures on {@code bind:port} (0: any free port). */
     public static MetricsEndpoint node(String bind, int port, Supplier<StatsReply> stats) {
         PrometheusRegistry registry = new PrometheusRegistry();
-        taskCounter(registry, stats, "croupier_tasks_started", "task attempts started, by task name",
-                TaskCounts::getStarted);
-        taskCounter(registry, stats, "croupier_tasks_finished", "task attempts that completed, by task name",
-                TaskCounts::getFinished);
-        taskCounter(registry, stats, "croupier_tasks_failed", "task attempts that threw, by task name",
-                TaskCounts::getFailed);
-        gauge(registry, stats, "croupier_tasks_queued", "attempts waiting for a CPU slot", StatsReply::getTasksQueued);
-        gauge(registry, stats, "croupier_tasks_running", "attempts running", StatsReply::getTasksRunning);
-        gauge(registry, stats, "croupier_store_used_bytes", "object bytes in store memory", StatsReply::getStoreUsed);
-        gauge(registry, stats, "croupier_store_capacity_bytes", "store memory", StatsReply::getStoreCapacity);
-        counter(registry, stats, "croupier_spilled_bytes", "object bytes written to spill files", StatsReply::getBytesSpilled);
-        counter(registry, stats, "croupier_restored_bytes", "object bytes read back from spill files",
-                StatsReply::getBytesRestored);
-        counter(registry, stats, "croupier_fetched_bytes", "object bytes copied from other nodes",
-                StatsReply::getBytesFetched);
+        family(registry, stats, true, "croupier_tasks_started", "task attempts started, by task name", NODE_TASK,
+                (s, row) -> s.getTasksList().forEach(t -> row.add(t.getStarted(), s.getAddress(), t.getName())));
+        family(registry, stats, true, "croupier_tasks_finished", "task attempts that completed, by task name", NODE_TASK,
+                (s, row) -> s.getTasksList().forEach(t -> row.add(t.getFinished(), s.getAddress(), t.getName())));
+        family(registry, stats, true, "croupier_tasks_failed", "task attempts that threw, by task name", NODE_TASK,
+                (s, row) -> s.getTasksList().forEach(t -> row.add(t.getFailed(), s.getAddress(), t.getName())));
+        family(registry, stats, false, "croupier_tasks_queued", "attempts waiting for a CPU slot", NODE,
+                (s, row) -> row.add(s.getTasksQueued(), s.getAddress()));
+        family(registry, stats, false, "croupier_tasks_running", "attempts running", NODE,
+                (s, row) -> row.add(s.getTasksRunning(), s.getAddress()));
+        family(registry, stats, false, "croupier_store_used_bytes", "object bytes in store memory", NODE,
+                (s, row) -> row.add(s.getStoreUsed(), s.getAddress()));
+        family(registry, stats, false, "croupier_store_capacity_bytes", "store memory", NODE,
+                (s, row) -> row.add(s.getStoreCapacity(), s.getAddress()));
+        family(registry, stats, true, "croupier_spilled_bytes", "object bytes written to spill files", NODE,
+                (s, row) -> row.add(s.getBytesSpilled(), s.getAddress()));
+        family(registry, stats, true, "croupier_restored_bytes", "object bytes read back from spill files", NODE,
+                (s, row) -> row.add(s.getBytesRestored(), s.getAddress()));
+        family(registry, stats, true, "croupier_fetched_bytes", "object bytes copied from other nodes", NODE,
+                (s, row) -> row.add(s.getBytesFetched(), s.getAddress()));
         return start(registry, bind, port);
     }
 
@@ -54,58 +63,48 @@ public final class MetricsEndpoint implements AutoCloseable {
      * failed attempts), and each node's store, spills and fetches as the owner last heard them
      * (label {@code node} = the node's id).
      */
-    public static MetricsEndpoint driver(String bind, int port, Supplier<dev.croupier.futures.ClusterStats> stats) {
+    public static MetricsEndpoint driver(String bind, int port, Supplier<ClusterStats> stats) {
         PrometheusRegistry registry = new PrometheusRegistry();
-        CounterWithCallback.builder().name("croupier_tasks_finished").help("task attempts that ran, by node and task name")
-                .labelNames("node", "task").callback(cb -> {
-                    for (var t : stats.get().tasks()) {
-                        t.tasksPerNode().forEach((node, n) -> cb.call(n, Integer.toString(node), t.name()));
-                    }
-                }).register(registry);
-        CounterWithCallback.builder().name("croupier_tasks_failed").help("task attempts that threw, by task name")
-                .labelNames("node", "task").callback(cb -> {
-                    for (var t : stats.get().tasks()) {
-                        cb.call(t.failed(), "driver", t.name());
-                    }
-                }).register(registry);
-        CounterWithCallback.builder().name("croupier_tasks_retried").help("task attempts run again after a loss, by task name")
-                .labelNames("node", "task").callback(cb -> {
-                    for (var t : stats.get().tasks()) {
-                        cb.call(t.retried(), "driver", t.name());
-                    }
-                }).register(registry);
-        CounterWithCallback.builder().name("croupier_objects_rebuilt").help("lost objects made again from lineage")
-                .labelNames("node").callback(cb -> cb.call(stats.get().failures().rebuiltObjects(), "driver"))
-                .register(registry);
-        CounterWithCallback.builder().name("croupier_nodes_lost").help("node incarnations declared dead")
-                .labelNames("node").callback(cb -> cb.call(stats.get().failures().nodesLost(), "driver"))
-                .register(registry);
-        perNode(registry, stats, "croupier_store_used_bytes", "object bytes in the node's store memory", false,
-                dev.croupier.futures.ClusterStats.NodeStats::bytesInMemory);
-        perNode(registry, stats, "croupier_spilled_bytes", "object bytes the node wrote to spill files", true,
-                dev.croupier.futures.ClusterStats.NodeStats::bytesSpilled);
-        perNode(registry, stats, "croupier_restored_bytes", "object bytes the node read back from spill files", true,
-                dev.croupier.futures.ClusterStats.NodeStats::bytesRestored);
-        perNode(registry, stats, "croupier_fetched_bytes", "object bytes the node copied from other nodes", true,
-                dev.croupier.futures.ClusterStats.NodeStats::bytesFetched);
+        family(registry, stats, true, "croupier_tasks_finished", "task attempts that ran, by node and task name",
+                NODE_TASK, (s, row) -> s.tasks().forEach(t -> t.tasksPerNode().forEach(
+                        (node, n) -> row.add(n, Integer.toString(node), t.name()))));
+        family(registry, stats, true, "croupier_tasks_failed", "task attempts that threw, by task name", NODE_TASK,
+                (s, row) -> s.tasks().forEach(t -> row.add(t.failed(), "driver", t.name())));
+        family(registry, stats, true, "croupier_tasks_retried", "task attempts run again after a loss, by task name",
+                NODE_TASK, (s, row) -> s.tasks().forEach(t -> row.add(t.retried(), "driver", t.name())));
+        family(registry, stats, true, "croupier_objects_rebuilt", "lost objects made again from lineage", NODE,
+                (s, row) -> row.add(s.failures().rebuiltObjects(), "driver"));
+        family(registry, stats, true, "croupier_nodes_lost", "node incarnations declared dead", NODE,
+                (s, row) -> row.add(s.failures().nodesLost(), "driver"));
+        family(registry, stats, false, "croupier_store_used_bytes", "object bytes in the node's store memory", NODE,
+                (s, row) -> s.nodes().forEach(n -> row.add(n.bytesInMemory(), Integer.toString(n.nodeId()))));
+        family(registry, stats, true, "croupier_spilled_bytes", "object bytes the node wrote to spill files", NODE,
+                (s, row) -> s.nodes().forEach(n -> row.add(n.bytesSpilled(), Integer.toString(n.nodeId()))));
+        family(registry, stats, true, "croupier_restored_bytes", "object bytes the node read back from spill files",
+                NODE, (s, row) -> s.nodes().forEach(n -> row.add(n.bytesRestored(), Integer.toString(n.nodeId()))));
+        family(registry, stats, true, "croupier_fetched_bytes", "object bytes the node copied from other nodes", NODE,
+                (s, row) -> s.nodes().forEach(n -> row.add(n.bytesFetched(), Integer.toString(n.nodeId()))));
         return start(registry, bind, port);
     }
 
-    private static void perNode(PrometheusRegistry registry, Supplier<dev.croupier.futures.ClusterStats> stats,
-                                String name, String help, boolean counter,
-                                java.util.function.ToLongFunction<dev.croupier.futures.ClusterStats.NodeStats> value) {
+    /** One series of a family: its value and its labels' values. */
+    @FunctionalInterface
+    private interface Row {
+        void add(long value, String... labels);
+    }
+
+    /**
+     * A family read at scrape time: {@code rows} gives its series from one snapshot of
+     * {@code stats}. A counter's name gets {@code _total} from the client.
+     */
+    private static <S> void family(PrometheusRegistry registry, Supplier<S> stats, boolean counter, String name,
+                                   String help, String[] labels, java.util.function.BiConsumer<S, Row> rows) {
         if (counter) {
-            CounterWithCallback.builder().name(name).help(help).labelNames("node").callback(cb -> {
-                for (var n : stats.get().nodes()) {
-                    cb.call(value.applyAsLong(n), Integer.toString(n.nodeId()));
-                }
-            }).register(registry);
+            CounterWithCallback.builder().name(name).help(help).labelNames(labels)
+                    .callback(cb -> rows.accept(stats.get(), (v, l) -> cb.call(v, l))).register(registry);
         } else {
-            GaugeWithCallback.builder().name(name).help(help).labelNames("node").callback(cb -> {
-                for (var n : stats.get().nodes()) {
-                    cb.call(value.applyAsLong(n), Integer.toString(n.nodeId()));
-                }
-            }).register(registry);
+            GaugeWithCallback.builder().name(name).help(help).labelNames(labels)
+                    .callback(cb -> rows.accept(stats.get(), (v, l) -> cb.call(v, l))).register(registry);
         }
     }
 
@@ -116,32 +115,6 @@ public final class MetricsEndpoint implements AutoCloseable {
             throw new CroupierException(ErrorCode.BAD_INPUT, "cannot serve metrics on " + bind + ":" + port + ": "
                     + e.getMessage(), e);
         }
-    }
-
-    private static void taskCounter(PrometheusRegistry registry, Supplier<StatsReply> stats, String name, String help,
-                                    java.util.function.ToLongFunction<TaskCounts> value) {
-        CounterWithCallback.builder().name(name).help(help).labelNames("node", "task").callback(cb -> {
-            StatsReply s = stats.get();
-            for (TaskCounts t : s.getTasksList()) {
-                cb.call(value.applyAsLong(t), s.getAddress(), t.getName());
-            }
-        }).register(registry);
-    }
-
-    private static void gauge(PrometheusRegistry registry, Supplier<StatsReply> stats, String name, String help,
-                              java.util.function.ToLongFunction<StatsReply> value) {
-        GaugeWithCallback.builder().name(name).help(help).labelNames("node").callback(cb -> {
-            StatsReply s = stats.get();
-            cb.call(value.applyAsLong(s), s.getAddress());
-        }).register(registry);
-    }
-
-    private static void counter(PrometheusRegistry registry, Supplier<StatsReply> stats, String name, String help,
-                                java.util.function.ToLongFunction<StatsReply> value) {
-        CounterWithCallback.builder().name(name).help(help).labelNames("node").callback(cb -> {
-            StatsReply s = stats.get();
-            cb.call(value.applyAsLong(s), s.getAddress());
-        }).register(registry);
     }
 
     /** The port served. */
