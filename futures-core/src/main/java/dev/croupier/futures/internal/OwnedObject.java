@@ -137,10 +137,32 @@ final class OwnedObject {
     }
 
     /** Snapshot of the live nodes holding a copy. */
-    synchronized List<NodeLink> liveLocations() {
-        locations.removeIf(n -> !n.alive());
-        return List.copyOf(locations);
+    /**
+     * Adds the value's size to every node that holds a copy and takes new work: placement's
+     * measure of locality, read under the entry's monitor without copying the locations.
+     */
+    synchronized void addSizeTo(java.util.Map<NodeLink, Long> bytesByNode) {
+        for (NodeLink n : locations) {
+            if (n.placeable()) {
+                bytesByNode.merge(n, size, Long::sum);
+            }
+        }
     }
+
+    /** The entry as an attempt's argument: its frame if the owner holds it, else its live copies. */
+    synchronized AttemptCall.Ref asArgument() {
+        if (inline != null) {
+            return new AttemptCall.Ref(id, inline.length, NO_NODES, inline);
+        }
+        locations.removeIf(n -> !n.alive());
+        int[] ids = new int[locations.size()];
+        for (int i = 0; i < ids.length; i++) {
+            ids[i] = locations.get(i).id;
+        }
+        return new AttemptCall.Ref(id, size, ids, null);
+    }
+
+    private static final int[] NO_NODES = new int[0];
 
     /**
      * Records a new copy on {@code node}. Returns false (and records nothing) if the entry

@@ -315,7 +315,8 @@ public final class OwnerCluster implements Cluster, Backend.Events {
     }
 
     private OwnedObject[] dependencies(Object[] args, String taskName) {
-        IdentityHashMap<OwnedObject, Boolean> deps = new IdentityHashMap<>();
+        IdentityHashMap<OwnedObject, Boolean> deps = new IdentityHashMap<>(args.length == 1
+                && args[0] instanceof RefList<?> list ? list.refs().size() : args.length);
         for (Object arg : args) {
             if (arg instanceof ObjectRef<?> ref) {
                 deps.put(entryOf(ref, taskName), Boolean.TRUE);
@@ -329,8 +330,9 @@ public final class OwnerCluster implements Cluster, Backend.Events {
     }
 
     private OwnedObject entryOf(ObjectRef<?> ref, String taskName) {
+        // unneeded() first: it is one entry's monitor, the table a lookup among millions
         if (!(ref instanceof OwnedRef<?> owned) || owned.owner() != this
-                || !table.containsKey(owned.entry.id) && owned.entry.unneeded()) {
+                || owned.entry.unneeded() && !table.containsKey(owned.entry.id)) {
             throw new CroupierException(ErrorCode.BAD_INPUT, "task '" + taskName + "': argument " + ref
                     + " does not belong to this cluster or was released");
         }
@@ -425,11 +427,11 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         for (int i = 0; i < args.length; i++) {
             Object arg = spec.args[i];
             if (arg instanceof OwnedRef<?> ref) {
-                args[i] = ref(ref.entry);
+                args[i] = ref.entry.asArgument();
             } else if (arg instanceof RefList<?> list) {
                 AttemptCall.Ref[] refs = new AttemptCall.Ref[list.refs().size()];
                 for (int j = 0; j < refs.length; j++) {
-                    refs[j] = ref(((OwnedRef<?>) list.refs().get(j)).entry);
+                    refs[j] = ((OwnedRef<?>) list.refs().get(j)).entry.asArgument();
                 }
                 args[i] = new AttemptCall.RefList(refs);
             } else {
@@ -442,19 +444,6 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         }
         return new AttemptCall(attempt.id, spec.name, spec.cpus, spec.function, args, outputs, spec.multiReturn,
                 spec.code);
-    }
-
-    private static AttemptCall.Ref ref(OwnedObject entry) {
-        byte[] inline = entry.inline();
-        if (inline != null) {
-            return new AttemptCall.Ref(entry.id, inline.length, new int[0], inline);
-        }
-        List<NodeLink> at = entry.liveLocations();
-        int[] ids = new int[at.size()];
-        for (int i = 0; i < ids.length; i++) {
-            ids[i] = at.get(i).id;
-        }
-        return new AttemptCall.Ref(entry.id, entry.size(), ids, null);
     }
 
     // ---------------------------------------------------------------- outcomes
@@ -959,6 +948,11 @@ public final class OwnerCluster implements Cluster, Backend.Events {
             }
         }
         return n;
+    }
+
+    /** Objects the owner tracks: live ones and those whose tasks are still to run. */
+    int liveEntries() {
+        return table.size();
     }
 
     @Override

@@ -42,12 +42,7 @@ final class Placement {
         if (spec.deps.length > 0) {
             Map<NodeLink, Long> bytes = new HashMap<>();
             for (OwnedObject dep : spec.deps) {
-                long size = dep.size();
-                for (NodeLink n : dep.liveLocations()) {
-                    if (n.placeable()) {
-                        bytes.merge(n, size, Long::sum);
-                    }
-                }
+                dep.addSizeTo(bytes);
             }
             NodeLink best = null;
             long bestBytes = Math.max(1, smallObjectBytes) - 1;

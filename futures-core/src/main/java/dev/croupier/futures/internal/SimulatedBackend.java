@@ -1,0 +1,271 @@
+package dev.croupier.futures.internal;
+
+import dev.croupier.futures.ClusterStats;
+import dev.croupier.objectstore.ObjectId;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.PriorityQueue;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The node protocol with nodes that run nothing and move no data: an attempt occupies its CPU
+ * slots on its node for a fixed time, then completes with output sizes computed from its
+ * argument sizes, and objects are only ids with sizes. The owner above it is the real one, so
+ * what this measures is the driver: its heap per task and object, and the attempts it places
+ * per second (see {@link SchedulingSimulation}).
+ *
+ * <p>Sizes: a task with no object arguments makes {@code sourceBytes} (a map reading its input
+ * partition); any other task makes as many bytes as its arguments hold. Either is divided among
+ * the outputs, the remainder to the first ones, so bytes are conserved exactly through a graph.
+ *
+ * <p>One clock thread keeps the attempts' finishing times and reports outcomes in their order;
+ * the owner's work on an outcome (waking dependents, which dispatches more) runs on that
+ * thread, as it runs on a transport thread in the other backends. Thread-safe: the nodes' queues
+ * and the clock are guarded by this backend's monitor; outcomes are reported outside it.
+ */
+final class SimulatedBackend implements Backend {
+
+    /** One node incarnation: its slots, its queue, and the ids of the objects it holds. */
+    private static final class SimNode {
+        final NodeLink link;
+        final ArrayDeque<Waiting> queued = new ArrayDeque<>();
+        final Set<ObjectId> held = ConcurrentHashMap.newKeySet();
+        final AtomicLong tasksRun = new AtomicLong();
+        int busySlots;
+        boolean dead;
+
+        SimNode(NodeLink link) {
+            this.link = link;
+        }
+    }
+
+    /** An attempt queued on its node since {@code since} (nanoTime). */
+    private record Waiting(AttemptCall call, long since) {}
+
+    /** An attempt running on a node, due to finish at {@code at} (nanoTime). */
+    private record Finish(long at, long seq, SimNode node, AttemptCall call, long queuedNanos) {}
+
+    private final int nodeCount;
+    private final int cpusPerNode;
+    private final long taskNanos;
+    private final long sourceBytes;
+    private final long objectStoreBytes;
+    private final AtomicInteger incarnations = new AtomicInteger();
+    private final ConcurrentHashMap<NodeLink, SimNode> byLink = new ConcurrentHashMap<>();
+    // guarded by this
+    private final PriorityQueue<Finish> clock = new PriorityQueue<>(
+            (a, b) -> a.at != b.at ? Long.compare(a.at, b.at) : Long.compare(a.seq, b.seq));
+    private final Set<Long> cancelled = new HashSet<>();
+    private long seq;
+    private boolean closed;
+    private Thread clockThread;
+    private volatile Events events;
+
+    /**
+     * @param taskNanos how long every attempt holds its slots
+     * @param sourceBytes what a task without object arguments makes
+     * @param objectStoreBytes the store capacity the nodes report (only a figure here)
+     */
+    SimulatedBackend(int nodes, int cpusPerNode, long taskNanos, long sourceBytes, long objectStoreBytes) {
+        this.nodeCount = nodes;
+        this.cpusPerNode = cpusPerNode;
+        this.taskNanos = taskNanos;
+        this.sourceBytes = sourceBytes;
+        this.objectStoreBytes = objectStoreBytes;
+    }
+
+    @Override
+    public List<NodeLink> start(Events events) {
+        this.events = events;
+        List<NodeLink> links = new ArrayList<>(nodeCount);
+        for (int i = 0; i < nodeCount; i++) {
+            links.add(startNode(i));
+        }
+        synchronized (this) {
+            clockThread = Thread.ofPlatform().daemon().name("croupier-simulated-clock").start(this::runClock);
+        }
+        return links;
+    }
+
+    @Override
+    public boolean encodes() {
+        return false;
+    }
+
+    @Override
+    public NodeLink startNode(int id) {
+        NodeLink link = new NodeLink(id, cpusPerNode, "simulated-" + id + "." + incarnations.incrementAndGet());
+        byLink.put(link, new SimNode(link));
+        return link;
+    }
+
+    @Override
+    public void kill(NodeLink link) {
+        SimNode node = byLink.remove(link);
+        if (node != null) {
+            synchronized (this) {
+                node.dead = true;
+                node.queued.clear();
+            }
+            node.held.clear();
+        }
+    }
+
+    @Override
+    public void dispatch(NodeLink link, AttemptCall call) {
+        SimNode node = byLink.get(link);
+        if (node == null) {
+            return; // the node died meanwhile: its death resubmits what the link held
+        }
+        synchronized (this) {
+            if (node.dead || closed) {
+                return;
+            }
+            if (node.busySlots + call.cpus() <= cpusPerNode && node.queued.isEmpty()) {
+                begin(node, call, 0);
+            } else {
+                node.queued.add(new Waiting(call, System.nanoTime()));
+            }
+        }
+    }
+
+    /** Starts an attempt on its slots. Caller holds the monitor. */
+    private void begin(SimNode node, AttemptCall call, long queuedNanos) {
+        node.busySlots += call.cpus();
+        clock.add(new Finish(System.nanoTime() + taskNanos, seq++, node, call, queuedNanos));
+        notifyAll();
+    }
+
+    @Override
+    public void cancel(NodeLink link, long attemptId) {
+        SimNode node = byLink.get(link);
+        if (node == null) {
+            return;
+        }
+        synchronized (this) {
+            if (!node.queued.removeIf(w -> w.call.attemptId() == attemptId)) {
+                cancelled.add(attemptId);
+            }
+        }
+    }
+
+    @Override
+    public void free(NodeLink link, ObjectId id) {
+        SimNode node = byLink.get(link);
+        if (node != null) {
+            node.held.remove(id);
+        }
+    }
+
+    @Override
+    public NodeStore.Reading read(NodeLink node, ObjectId id) {
+        throw new UnsupportedOperationException("object " + id + ": a simulated node holds sizes, not values");
+    }
+
+    @Override
+    public long put(NodeLink link, ObjectId id, ValueCodecs.Encoded value) {
+        SimNode node = byLink.get(link);
+        if (node == null) {
+            throw new IllegalStateException(link + " is dead");
+        }
+        node.held.add(id);
+        return value.size();
+    }
+
+    @Override
+    public ClusterStats.NodeStats stats(NodeLink link) {
+        SimNode node = byLink.get(link);
+        return new ClusterStats.NodeStats(link.id, link.alive(), node == null ? 0 : node.tasksRun.get(),
+                node == null ? 0 : node.held.size(), 0, 0, 0, 0);
+    }
+
+    @Override
+    public long objectStoreBytes() {
+        return objectStoreBytes;
+    }
+
+    @Override
+    public void close() {
+        Thread t;
+        synchronized (this) {
+            closed = true;
+            t = clockThread;
+            notifyAll();
+        }
+        if (t != null && t != Thread.currentThread()) {
+            try {
+                t.join(TimeUnit.SECONDS.toMillis(10));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** The clock: reports each attempt when it is due, then starts what its node had queued. */
+    private void runClock() {
+        while (true) {
+            Finish f;
+            synchronized (this) {
+                while (true) {
+                    if (closed) {
+                        return;
+                    }
+                    f = clock.peek();
+                    long wait = f == null ? Long.MAX_VALUE : f.at - System.nanoTime();
+                    if (wait <= 0) {
+                        clock.poll();
+                        break;
+                    }
+                    try {
+                        TimeUnit.NANOSECONDS.timedWait(this, Math.min(wait, TimeUnit.SECONDS.toNanos(1)));
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+                f.node.busySlots -= f.call.cpus();
+                while (!f.node.dead && !f.node.queued.isEmpty()
+                        && f.node.busySlots + f.node.queued.peek().call.cpus() <= cpusPerNode) {
+                    Waiting next = f.node.queued.poll();
+                    begin(f.node, next.call, System.nanoTime() - next.since);
+                }
+                if (f.node.dead || cancelled.remove(f.call.attemptId())) {
+                    continue;
+                }
+            }
+            report(f);
+        }
+    }
+
+    private void report(Finish f) {
+        AttemptCall call = f.call;
+        long in = 0;
+        boolean readsObjects = false;
+        for (Object arg : call.args()) {
+            if (arg instanceof AttemptCall.Ref ref) {
+                in += ref.size();
+                readsObjects = true;
+            } else if (arg instanceof AttemptCall.RefList list) {
+                for (AttemptCall.Ref ref : list.refs()) {
+                    in += ref.size();
+                }
+                readsObjects = true;
+            }
+        }
+        long made = readsObjects ? in : sourceBytes;
+        int n = call.outputs().length;
+        long[] sizes = new long[n];
+        for (int i = 0; i < n; i++) {
+            sizes[i] = made / n + (i < made % n ? 1 : 0);
+            f.node.held.add(call.outputs()[i]);
+        }
+        f.node.tasksRun.incrementAndGet();
+        events.outcome(f.node.link, new AttemptOutcome(call.attemptId(), AttemptOutcome.Kind.COMPLETED, sizes, null,
+                null, AttemptOutcome.NO_COPIES, f.queuedNanos, taskNanos, 0, in, made, AttemptOutcome.NO_VALUES));
+    }
+}
