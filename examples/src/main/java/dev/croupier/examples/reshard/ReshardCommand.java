@@ -26,6 +26,7 @@ import dev.croupier.formats.reshard.ReshardException;
 import dev.croupier.formats.reshard.ReshardProgress;
 import dev.croupier.formats.reshard.ReshardResult;
 import dev.croupier.formats.reshard.ReshardSpec;
+import dev.croupier.formats.reshard.ReshardSpecJson;
 import dev.croupier.futures.Cluster;
 import dev.croupier.shuffle.reshard.ReshardJob;
 
@@ -86,7 +87,7 @@ public final class ReshardCommand implements CroupierCli.Command {
         Path specFile = Path.of(pos.getFirst());
         ReshardSpec spec;
         try {
-            spec = ReshardSpec.parse(Files.readString(specFile), overrides);
+            spec = ReshardSpecJson.parse(Files.readString(specFile), overrides);
         } catch (NoSuchFileException e) {
             throw new UsageException("spec file " + specFile + " does not exist");
         } catch (BadSpecException e) {
