@@ -99,7 +99,7 @@ public final class ReshardCommand implements CroupierCli.Command {
         ClusterOptions clusterOptions = ClusterOptions.parse(o, DEFAULT_NODES,
                 nodes -> Math.max(16L << 20, maxMemUsage / nodes));
 
-        ReshardJob job = ReshardJob.builder().spec(spec).onError(onError).transform(transform)
+        ReshardJob job = ReshardJob.builder(spec).onError(onError).transform(transform)
                 .progress(progress(System.console() != null, System.err)).build();
         try (Cluster cluster = clusterOptions.start()) {
             ReshardResult result = job.run(cluster);
