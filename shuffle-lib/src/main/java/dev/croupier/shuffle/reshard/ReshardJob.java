@@ -39,6 +39,7 @@ import dev.croupier.futures.Affinity;
 import dev.croupier.futures.Cluster;
 import dev.croupier.futures.ClusterStats;
 import dev.croupier.futures.CroupierException;
+import dev.croupier.futures.ErrorCode;
 import dev.croupier.futures.ObjectRef;
 import dev.croupier.shuffle.ShuffleJob;
 import dev.croupier.shuffle.ShuffleResult;
@@ -790,20 +791,27 @@ public final class ReshardJob {
 
         /**
          * @return the job
-         * @throws IllegalArgumentException naming the knob, value and range of a bad job setting
+         * @throws CroupierException {@link ErrorCode#BAD_INPUT} naming the knob, its value and
+         *         what it needs, for the first bad setting
          */
         public ReshardJob build() {
-            if (spec == null || base == null || transform == null || onError == null || seedClock == null
-                    || progress == null) {
-                throw new IllegalArgumentException("spec, baseDir, transform, onError, seedClock and progress must not be null");
-            }
-            if (sortPartitions < 0 || sortPartitions > 1_000_000) {
-                throw new IllegalArgumentException("sortPartitions = " + sortPartitions + " is out of range 0..1000000");
-            }
-            if (samplesPerShard < 1 || samplesPerShard > 1 << 20) {
-                throw new IllegalArgumentException("samplesPerShard = " + samplesPerShard + " is out of range 1..1048576");
-            }
+            check(spec != null, "spec", null, "a ReshardSpec");
+            check(base != null, "baseDir", null, "a folder");
+            check(transform != null, "transform", null, "a RecordTransform (RecordTransform.IDENTITY for none)");
+            check(onError != null, "onError", null, "ABORT or SKIP");
+            check(seedClock != null, "seedClock", null, "a LongSupplier");
+            check(progress != null, "progress", null, "a ReshardProgress (ReshardProgress.NONE for none)");
+            check(sortPartitions >= 0 && sortPartitions <= 1_000_000, "sortPartitions", sortPartitions,
+                    "0..1000000 (0 = two per live node)");
+            check(samplesPerShard >= 1 && samplesPerShard <= 1 << 20, "samplesPerShard", samplesPerShard, "1..1048576");
             return new ReshardJob(this);
+        }
+
+        private static void check(boolean ok, String knob, Object value, String allowed) {
+            if (!ok) {
+                throw new CroupierException(ErrorCode.BAD_INPUT,
+                        "ReshardJob.Builder." + knob + " = " + value + " is not allowed; needs " + allowed);
+            }
         }
     }
 }

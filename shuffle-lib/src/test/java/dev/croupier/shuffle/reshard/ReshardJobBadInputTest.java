@@ -34,6 +34,8 @@ import dev.croupier.formats.reshard.ReshardException;
 import dev.croupier.formats.reshard.ReshardResult;
 import dev.croupier.formats.reshard.ReshardSpec;
 import dev.croupier.futures.Cluster;
+import dev.croupier.futures.CroupierException;
+import dev.croupier.futures.ErrorCode;
 
 /** The bad inputs of issue 6, on the distributed job. */
 @Timeout(120)
@@ -249,11 +251,20 @@ class ReshardJobBadInputTest {
     }
 
     @Test
-    void badSpecFieldIsNamedAtBuild() {
+    void badSpecFieldIsNamedBeforeAJobIsBuilt() {
         BadSpecException e = assertThrows(BadSpecException.class, () -> job(spec().outputShardSize("12 parsecs")));
         assertTrue(e.getMessage().contains("output_shard_size") && e.getMessage().contains("12 parsecs"), e.getMessage());
-        IllegalArgumentException knob = assertThrows(IllegalArgumentException.class, () -> job().sortPartitions(-1).build());
-        assertTrue(knob.getMessage().contains("sortPartitions = -1"), knob.getMessage());
+    }
+
+    @Test
+    void badBuilderKnobIsBadInputNamingTheKnob() {
+        CroupierException range = assertThrows(CroupierException.class, () -> job().sortPartitions(-1).build());
+        assertEquals(ErrorCode.BAD_INPUT, range.code());
+        assertTrue(range.getMessage().contains("ReshardJob.Builder.sortPartitions = -1")
+                && range.getMessage().contains("0..1000000"), range.getMessage());
+        CroupierException missing = assertThrows(CroupierException.class, () -> job().transform(null).build());
+        assertEquals(ErrorCode.BAD_INPUT, missing.code());
+        assertTrue(missing.getMessage().contains("ReshardJob.Builder.transform = null"), missing.getMessage());
     }
 
     /** Member names and sizes, read file by file (the output holds one key twice, which a record reader refuses). */
