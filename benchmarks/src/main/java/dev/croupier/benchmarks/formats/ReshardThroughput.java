@@ -185,7 +185,7 @@ public final class ReshardThroughput {
         } else {
             long fetched = fetched(cluster);
             long spilled = spilled(cluster);
-            ReshardJob job = ReshardJob.builder().spec(spec).baseDir(dir).build();
+            ReshardJob job = ReshardJob.builder(spec).baseDir(dir).build();
             long t0 = System.nanoTime();
             r = job.run(cluster);
             ns = System.nanoTime() - t0;

@@ -26,6 +26,7 @@ import dev.croupier.formats.reshard.ReshardException;
 import dev.croupier.formats.reshard.ReshardProgress;
 import dev.croupier.formats.reshard.ReshardResult;
 import dev.croupier.formats.reshard.ReshardSpec;
+import dev.croupier.formats.reshard.ReshardSpecJson;
 import dev.croupier.futures.Cluster;
 import dev.croupier.shuffle.reshard.ReshardJob;
 
@@ -86,7 +87,7 @@ public final class ReshardCommand implements CroupierCli.Command {
         Path specFile = Path.of(pos.getFirst());
         ReshardSpec spec;
         try {
-            spec = ReshardSpec.parse(Files.readString(specFile), overrides);
+            spec = ReshardSpecJson.parse(Files.readString(specFile), overrides);
         } catch (NoSuchFileException e) {
             throw new UsageException("spec file " + specFile + " does not exist");
         } catch (BadSpecException e) {
@@ -98,7 +99,7 @@ public final class ReshardCommand implements CroupierCli.Command {
         ClusterOptions clusterOptions = ClusterOptions.parse(o, DEFAULT_NODES,
                 nodes -> Math.max(16L << 20, maxMemUsage / nodes));
 
-        ReshardJob job = ReshardJob.builder().spec(spec).onError(onError).transform(transform)
+        ReshardJob job = ReshardJob.builder(spec).onError(onError).transform(transform)
                 .progress(progress(System.console() != null, System.err)).build();
         try (Cluster cluster = clusterOptions.start()) {
             ReshardResult result = job.run(cluster);

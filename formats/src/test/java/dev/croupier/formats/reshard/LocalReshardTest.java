@@ -69,7 +69,7 @@ class LocalReshardTest {
                 {"input_format": "in/s-{000..099}.tar", "output_format": "out/shuffled-{00..09}.tar",
                  "output_shard_records": 100, "algorithm": {"kind": "shuffle", "seed": "1234"}}""";
         List<String> progress = java.util.Collections.synchronizedList(new ArrayList<>());
-        ReshardResult r = LocalReshard.builder(ReshardSpec.parse(json)).baseDir(dir).workDir(dir)
+        ReshardResult r = LocalReshard.builder(ReshardSpecJson.parse(json)).baseDir(dir).workDir(dir)
                 .progress((phase, done, total) -> progress.add(phase + " " + done + "/" + total)).build().run();
         assertEquals(10, r.outputs().size());
         assertEquals(110, progress.size());
@@ -92,7 +92,7 @@ class LocalReshardTest {
         assertEquals(keys.stream().sorted().toList(), keys.stream().sorted().distinct().toList());
         assertNotEquals(keys.stream().sorted().toList(), keys, "shuffled");
 
-        ReshardSpec again = ReshardSpec.parse(json.replace("shuffled-", "again-"));
+        ReshardSpec again = ReshardSpecJson.parse(json.replace("shuffled-", "again-"));
         ReshardResult r2 = LocalReshard.builder(again).baseDir(dir).workDir(dir).build().run();
         List<String> keys2 = new ArrayList<>();
         for (ReshardResult.OutputShard o : r2.outputs()) {
@@ -104,7 +104,7 @@ class LocalReshardTest {
     @Test
     void missingShardsAreNamedBeforeAnyWork() throws IOException {
         inputs(3, 2);
-        ReshardSpec spec = ReshardSpec.parse("""
+        ReshardSpec spec = ReshardSpecJson.parse("""
                 {"input_format": "in/s-{000..004}.tar", "output_format": "out/o-{0..9}", "output_shard_size": "1KiB",
                  "missing_shards": "abort"}""");
         ReshardException e = assertThrows(ReshardException.class,
@@ -114,7 +114,7 @@ class LocalReshardTest {
                 && e.getMessage().contains("2 of 5"), e.getMessage());
         assertTrue(Files.notExists(dir.resolve("out")));
 
-        ReshardSpec warn = ReshardSpec.parse(spec.toJson().replace("\"abort\"", "\"warn\""));
+        ReshardSpec warn = ReshardSpecJson.parse(ReshardSpecJson.write(spec).replace("\"abort\"", "\"warn\""));
         ReshardResult r = LocalReshard.builder(warn).baseDir(dir).workDir(dir).build().run();
         assertEquals(2, r.warnings().stream().filter(w -> w.startsWith("missing input shard")).count());
         assertEquals(6, r.creation().records());

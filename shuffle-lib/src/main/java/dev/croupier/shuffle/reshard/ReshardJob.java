@@ -39,6 +39,7 @@ import dev.croupier.futures.Affinity;
 import dev.croupier.futures.Cluster;
 import dev.croupier.futures.ClusterStats;
 import dev.croupier.futures.CroupierException;
+import dev.croupier.futures.ErrorCode;
 import dev.croupier.futures.ObjectRef;
 import dev.croupier.shuffle.ShuffleJob;
 import dev.croupier.shuffle.ShuffleResult;
@@ -86,21 +87,25 @@ public final class ReshardJob {
     private final int sortPartitions;
     private final int samplesPerShard;
 
-    private ReshardJob(Builder b, ReshardSpec spec) {
-        this.spec = spec;
+    private ReshardJob(Builder b) {
+        this.spec = b.spec;
         this.base = b.base.toAbsolutePath();
         this.transform = b.transform;
         this.onError = b.onError;
-        this.dryRun = spec.dryRun();
+        this.dryRun = b.spec.dryRun();
         this.seedClock = b.seedClock;
         this.progress = b.progress;
         this.sortPartitions = b.sortPartitions;
         this.samplesPerShard = b.samplesPerShard;
     }
 
-    /** @return a builder with dSort's defaults (see {@link ReshardSpec}) */
-    public static Builder builder() {
-        return new Builder();
+    /**
+     * @param spec what to reshard and how: build one with {@link ReshardSpec#builder()} or read
+     *             one with {@link dev.croupier.formats.reshard.ReshardSpecJson}
+     * @return a builder of a job running {@code spec}, with defaults for every other setting
+     */
+    public static Builder builder(ReshardSpec spec) {
+        return new Builder(spec);
     }
 
     /** @return the validated spec the job runs */
@@ -722,14 +727,14 @@ public final class ReshardJob {
     }
 
     /**
-     * Settings of a {@link ReshardJob}: the fields of {@link ReshardSpec} (same names, same
-     * defaults), or a whole spec, plus what only a program can give (a transform, a progress
-     * listener). {@link #build()} checks every knob.
+     * Settings of a {@link ReshardJob}: the {@link ReshardSpec} it runs, plus what a spec does
+     * not describe and only a program can give (a base folder, a transform, a progress listener,
+     * the metadata sort's tuning). {@link #build()} checks every knob.
      *
      * <p>Thread-safety: not thread-safe.
      */
     public static final class Builder {
-        private ReshardSpec.Builder spec = ReshardSpec.builder();
+        private final ReshardSpec spec;
         private Path base = Path.of("");
         private RecordTransform transform = RecordTransform.IDENTITY;
         private LocalReshard.OnError onError = LocalReshard.OnError.ABORT;
@@ -738,127 +743,8 @@ public final class ReshardJob {
         private int sortPartitions;
         private int samplesPerShard = DEFAULT_SAMPLES_PER_SHARD;
 
-        private Builder() {
-        }
-
-        /** @param spec a whole spec; later field setters change a copy of it @return this */
-        public Builder spec(ReshardSpec spec) {
-            this.spec = spec.toBuilder();
-            return this;
-        }
-
-        /** @param template {@code input_format} as a brace, @ or %d template @return this */
-        public Builder inputFormat(String template) {
-            spec.inputFormat(template);
-            return this;
-        }
-
-        /** @param paths {@code input_format} as a list of shard names @return this */
-        public Builder inputPaths(List<String> paths) {
-            spec.inputPaths(paths);
-            return this;
-        }
-
-        /** @param extension {@code input_extension} @return this */
-        public Builder inputExtension(String extension) {
-            spec.inputExtension(extension);
-            return this;
-        }
-
-        /** @param template {@code output_format} @return this */
-        public Builder outputFormat(String template) {
-            spec.outputFormat(template);
-            return this;
-        }
-
-        /** @param extension {@code output_extension} @return this */
-        public Builder outputExtension(String extension) {
-            spec.outputExtension(extension);
-            return this;
-        }
-
-        /** @param size {@code output_shard_size}, bytes with an optional IEC suffix @return this */
-        public Builder outputShardSize(String size) {
-            spec.outputShardSize(size);
-            return this;
-        }
-
-        /** @param records {@code output_shard_records} @return this */
-        public Builder outputShardRecords(long records) {
-            spec.outputShardRecords(records);
-            return this;
-        }
-
-        /** @param algorithm {@code algorithm} @return this */
-        public Builder algorithm(Algorithm algorithm) {
-            spec.algorithm(algorithm);
-            return this;
-        }
-
-        /** @param file {@code ekm_file} @return this */
-        public Builder ekmFile(String file) {
-            spec.ekmFile(file);
-            return this;
-        }
-
-        /** @param sep {@code ekm_file_sep} @return this */
-        public Builder ekmFileSep(String sep) {
-            spec.ekmFileSep(sep);
-            return this;
-        }
-
-        /** @param reaction {@code ekm_malformed_line} @return this */
-        public Builder ekmMalformedLine(Reaction reaction) {
-            spec.ekmMalformedLine(reaction);
-            return this;
-        }
-
-        /** @param reaction {@code ekm_missing_key} @return this */
-        public Builder ekmMissingKey(Reaction reaction) {
-            spec.ekmMissingKey(reaction);
-            return this;
-        }
-
-        /** @param limit {@code max_mem_usage} (the cluster's store capacity bounds the job; a larger one is warned about) @return this */
-        public Builder maxMemUsage(String limit) {
-            spec.maxMemUsage(limit);
-            return this;
-        }
-
-        /** @param n {@code extract_concurrency_max_limit}: extraction tasks in flight, 0 = the cluster's slots @return this */
-        public Builder extractConcurrencyMaxLimit(int n) {
-            spec.extractConcurrencyMaxLimit(n);
-            return this;
-        }
-
-        /** @param n {@code create_concurrency_max_limit}: creation tasks in flight, 0 = the cluster's slots @return this */
-        public Builder createConcurrencyMaxLimit(int n) {
-            spec.createConcurrencyMaxLimit(n);
-            return this;
-        }
-
-        /** @param dryRun {@code dry_run} @return this */
-        public Builder dryRun(boolean dryRun) {
-            spec.dryRun(dryRun);
-            return this;
-        }
-
-        /** @param reaction {@code duplicated_records} @return this */
-        public Builder duplicatedRecords(Reaction reaction) {
-            spec.duplicatedRecords(reaction);
-            return this;
-        }
-
-        /** @param reaction {@code missing_shards} @return this */
-        public Builder missingShards(Reaction reaction) {
-            spec.missingShards(reaction);
-            return this;
-        }
-
-        /** @param text {@code description} @return this */
-        public Builder description(String text) {
-            spec.description(text);
-            return this;
+        private Builder(ReshardSpec spec) {
+            this.spec = spec;
         }
 
         /** @param dir folder relative names resolve against (default: the current folder) @return this */
@@ -905,21 +791,27 @@ public final class ReshardJob {
 
         /**
          * @return the job
-         * @throws dev.croupier.formats.reshard.BadSpecException naming the spec field at fault
-         * @throws IllegalArgumentException naming the knob, value and range of a bad job setting
+         * @throws CroupierException {@link ErrorCode#BAD_INPUT} naming the knob, its value and
+         *         what it needs, for the first bad setting
          */
         public ReshardJob build() {
-            ReshardSpec built = spec.build();
-            if (base == null || transform == null || onError == null || seedClock == null || progress == null) {
-                throw new IllegalArgumentException("baseDir, transform, onError, seedClock and progress must not be null");
+            check(spec != null, "spec", null, "a ReshardSpec");
+            check(base != null, "baseDir", null, "a folder");
+            check(transform != null, "transform", null, "a RecordTransform (RecordTransform.IDENTITY for none)");
+            check(onError != null, "onError", null, "ABORT or SKIP");
+            check(seedClock != null, "seedClock", null, "a LongSupplier");
+            check(progress != null, "progress", null, "a ReshardProgress (ReshardProgress.NONE for none)");
+            check(sortPartitions >= 0 && sortPartitions <= 1_000_000, "sortPartitions", sortPartitions,
+                    "0..1000000 (0 = two per live node)");
+            check(samplesPerShard >= 1 && samplesPerShard <= 1 << 20, "samplesPerShard", samplesPerShard, "1..1048576");
+            return new ReshardJob(this);
+        }
+
+        private static void check(boolean ok, String knob, Object value, String allowed) {
+            if (!ok) {
+                throw new CroupierException(ErrorCode.BAD_INPUT,
+                        "ReshardJob.Builder." + knob + " = " + value + " is not allowed; needs " + allowed);
             }
-            if (sortPartitions < 0 || sortPartitions > 1_000_000) {
-                throw new IllegalArgumentException("sortPartitions = " + sortPartitions + " is out of range 0..1000000");
-            }
-            if (samplesPerShard < 1 || samplesPerShard > 1 << 20) {
-                throw new IllegalArgumentException("samplesPerShard = " + samplesPerShard + " is out of range 1..1048576");
-            }
-            return new ReshardJob(this, built);
         }
     }
 }

@@ -32,7 +32,10 @@ import dev.croupier.formats.reshard.BadSpecException;
 import dev.croupier.formats.reshard.LocalReshard;
 import dev.croupier.formats.reshard.ReshardException;
 import dev.croupier.formats.reshard.ReshardResult;
+import dev.croupier.formats.reshard.ReshardSpec;
 import dev.croupier.futures.Cluster;
+import dev.croupier.futures.CroupierException;
+import dev.croupier.futures.ErrorCode;
 
 /** The bad inputs of issue 6, on the distributed job. */
 @Timeout(120)
@@ -60,16 +63,25 @@ class ReshardJobBadInputTest {
         return shards;
     }
 
+    /** The three shards of {@link #threeShards()} into 4 KiB tar shards; a test changes what it needs. */
+    private static ReshardSpec.Builder spec() {
+        return ReshardSpec.builder().inputFormat("in/s-{000..002}.tar").outputFormat("out/o-{000..999}.tar")
+                .outputShardSize("4KiB");
+    }
+
+    private ReshardJob.Builder job(ReshardSpec.Builder spec) {
+        return ReshardJob.builder(spec.build()).baseDir(dir);
+    }
+
     private ReshardJob.Builder job() {
-        return ReshardJob.builder().inputFormat("in/s-{000..002}.tar").outputFormat("out/o-{000..999}.tar")
-                .outputShardSize("4KiB").baseDir(dir);
+        return job(spec());
     }
 
     @Test
     void missingShardIsNamedBeforeAnyTaskRuns() throws IOException {
         threeShards();
-        ReshardException e = assertThrows(ReshardException.class, () -> job().inputFormat("in/s-{000..004}.tar")
-                .missingShards(Reaction.ABORT).build().run(cluster));
+        ReshardException e = assertThrows(ReshardException.class, () -> job(spec().inputFormat("in/s-{000..004}.tar")
+                .missingShards(Reaction.ABORT)).build().run(cluster));
         assertEquals(ReshardException.Kind.MISSING_SHARDS, e.kind());
         assertTrue(e.getMessage().contains("s-003.tar") && e.getMessage().contains("s-004.tar"), e.getMessage());
         assertEquals(0, cluster.stats().totalTasks(), "no task ran");
@@ -79,7 +91,7 @@ class ReshardJobBadInputTest {
     @Test
     void missingShardWithWarnIsListedAndTheRestIsResharded() throws IOException {
         List<List<Record>> shards = threeShards();
-        ReshardResult r = job().inputFormat("in/s-{000..003}.tar").missingShards(Reaction.WARN).build().run(cluster);
+        ReshardResult r = job(spec().inputFormat("in/s-{000..003}.tar").missingShards(Reaction.WARN)).build().run(cluster);
         assertEquals(1, r.warnings().size(), r.warnings().toString());
         assertTrue(r.warnings().getFirst().contains("s-003.tar"), r.warnings().toString());
         assertEquals(shards.stream().mapToLong(List::size).sum(), r.creation().records());
@@ -122,7 +134,7 @@ class ReshardJobBadInputTest {
     void failureDuringCreationLeavesNoOutputAndNoTemporaryFile() throws IOException {
         List<List<Record>> shards = threeShards();
         String victim = shards.get(2).get(3).key();
-        ReshardException e = assertThrows(ReshardException.class, () -> job().outputShardSize("1KiB").transform(rec -> {
+        ReshardException e = assertThrows(ReshardException.class, () -> job(spec().outputShardSize("1KiB")).transform(rec -> {
             if (rec.key().equals(victim)) {
                 throw new IllegalStateException("transform refuses " + victim);
             }
@@ -179,23 +191,23 @@ class ReshardJobBadInputTest {
     @Test
     void duplicateFileInOneShardFollowsTheReaction() throws IOException {
         duplicates();
-        ReshardJob.Builder b = ReshardJob.builder().inputFormat("in/s-{000..001}.tar").outputFormat("out/o-{000..999}.tar")
-                .outputShardRecords(10).baseDir(dir);
+        ReshardSpec.Builder spec = ReshardSpec.builder().inputFormat("in/s-{000..001}.tar")
+                .outputFormat("out/o-{000..999}.tar").outputShardRecords(10);
 
         ReshardException e = assertThrows(ReshardException.class,
-                () -> b.duplicatedRecords(Reaction.ABORT).build().run(cluster));
+                () -> job(spec.duplicatedRecords(Reaction.ABORT)).build().run(cluster));
         assertEquals(ReshardException.Kind.BAD_SHARD, e.kind());
         assertTrue(e.getMessage().contains("s-000.tar") && e.getMessage().contains("k/0001.jpg"), e.getMessage());
         assertEquals(List.of(), ReshardFixtures.listFiles(dir.resolve("out")));
 
-        ReshardResult warned = b.duplicatedRecords(Reaction.WARN).build().run(cluster);
+        ReshardResult warned = job(spec.duplicatedRecords(Reaction.WARN)).build().run(cluster);
         assertEquals(1, warned.warnings().size(), warned.warnings().toString());
         assertTrue(warned.warnings().getFirst().contains("k/0001.jpg"), warned.warnings().toString());
         // The same key in two input shards is two records; within s-000 the later .jpg (8 bytes) replaced the first.
         assertEquals(2, warned.creation().records());
         assertEquals(List.of("k/0001.cls:5", "k/0001.jpg:8", "k/0001.jpg:2"), members(warned.outputs().getFirst().path()));
 
-        ReshardResult ignored = b.duplicatedRecords(Reaction.IGNORE).build().run(cluster);
+        ReshardResult ignored = job(spec.duplicatedRecords(Reaction.IGNORE)).build().run(cluster);
         assertEquals(List.of(), ignored.warnings());
         assertEquals(2, ignored.creation().records());
     }
@@ -203,8 +215,8 @@ class ReshardJobBadInputTest {
     @Test
     void missingContentKeyAbortsTheJob() throws IOException {
         threeShards();
-        ReshardException e = assertThrows(ReshardException.class, () -> job()
-                .algorithm(new Algorithm(Algorithm.Kind.CONTENT, false, null, ".txt", Algorithm.ContentKeyType.INT))
+        ReshardException e = assertThrows(ReshardException.class, () -> job(spec()
+                .algorithm(new Algorithm(Algorithm.Kind.CONTENT, false, null, ".txt", Algorithm.ContentKeyType.INT)))
                 .sortPartitions(3).build().run(cluster));
         assertEquals(ReshardException.Kind.CONTENT_KEY, e.kind());
         assertTrue(e.getMessage().contains(".txt"), e.getMessage());
@@ -215,8 +227,9 @@ class ReshardJobBadInputTest {
     void outOfOutputNamesSaysHowManyWereNeeded() throws IOException {
         threeShards();
         ReshardException e = assertThrows(ReshardException.class,
-                () -> ReshardJob.builder().inputFormat("in/s-{000..002}.tar").outputFormat("out/o-{0..1}.tar")
-                        .outputShardRecords(2).baseDir(dir).build().run(cluster));
+                () -> job(ReshardSpec.builder().inputFormat("in/s-{000..002}.tar")
+                        .outputFormat("out/o-{0..1}.tar").outputShardRecords(2))
+                        .build().run(cluster));
         assertEquals(ReshardException.Kind.OUT_OF_NAMES, e.kind());
         assertTrue(e.getMessage().contains("9 output shards"), e.getMessage());
         assertEquals(List.of(), ReshardFixtures.listFiles(dir.resolve("out")));
@@ -225,7 +238,7 @@ class ReshardJobBadInputTest {
     @Test
     void dryRunPlansWhatARealRunWritesAndWritesNothing() throws IOException {
         threeShards();
-        ReshardResult plan = job().dryRun(true).build().run(cluster);
+        ReshardResult plan = job(spec().dryRun(true)).build().run(cluster);
         assertTrue(plan.dryRun());
         assertEquals(List.of(), ReshardFixtures.listFiles(dir.resolve("out")));
         ReshardResult real = job().build().run(cluster);
@@ -238,11 +251,20 @@ class ReshardJobBadInputTest {
     }
 
     @Test
-    void badSpecFieldIsNamedAtBuild() {
-        BadSpecException e = assertThrows(BadSpecException.class, () -> job().outputShardSize("12 parsecs").build());
+    void badSpecFieldIsNamedBeforeAJobIsBuilt() {
+        BadSpecException e = assertThrows(BadSpecException.class, () -> job(spec().outputShardSize("12 parsecs")));
         assertTrue(e.getMessage().contains("output_shard_size") && e.getMessage().contains("12 parsecs"), e.getMessage());
-        IllegalArgumentException knob = assertThrows(IllegalArgumentException.class, () -> job().sortPartitions(-1).build());
-        assertTrue(knob.getMessage().contains("sortPartitions = -1"), knob.getMessage());
+    }
+
+    @Test
+    void badBuilderKnobIsBadInputNamingTheKnob() {
+        CroupierException range = assertThrows(CroupierException.class, () -> job().sortPartitions(-1).build());
+        assertEquals(ErrorCode.BAD_INPUT, range.code());
+        assertTrue(range.getMessage().contains("ReshardJob.Builder.sortPartitions = -1")
+                && range.getMessage().contains("0..1000000"), range.getMessage());
+        CroupierException missing = assertThrows(CroupierException.class, () -> job().transform(null).build());
+        assertEquals(ErrorCode.BAD_INPUT, missing.code());
+        assertTrue(missing.getMessage().contains("ReshardJob.Builder.transform = null"), missing.getMessage());
     }
 
     /** Member names and sizes, read file by file (the output holds one key twice, which a record reader refuses). */

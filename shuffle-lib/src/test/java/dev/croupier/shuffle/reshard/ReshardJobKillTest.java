@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import dev.croupier.formats.Record;
 import dev.croupier.formats.reshard.Algorithm;
 import dev.croupier.formats.reshard.ReshardResult;
+import dev.croupier.formats.reshard.ReshardSpec;
 import dev.croupier.futures.Cluster;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -61,9 +62,9 @@ class ReshardJobKillTest {
                     Thread.currentThread().interrupt();
                 }
             });
-            ReshardResult result = ReshardJob.builder().inputPaths(inputs).outputFormat("out-" + name + "/o-{0000..9999}")
-                    .outputExtension(".tar").outputShardSize("200000").algorithm(algorithm).baseDir(dir)
-                    .sortPartitions(3).build().run(cluster);
+            ReshardSpec spec = ReshardSpec.builder().inputPaths(inputs).outputFormat("out-" + name + "/o-{0000..9999}")
+                    .outputExtension(".tar").outputShardSize("200000").algorithm(algorithm).build();
+            ReshardResult result = ReshardJob.builder(spec).baseDir(dir).sortPartitions(3).build().run(cluster);
             killer.join();
             List<String> described = new ArrayList<>();
             List<String> names = new ArrayList<>();

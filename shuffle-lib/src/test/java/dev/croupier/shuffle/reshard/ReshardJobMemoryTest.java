@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.croupier.formats.Record;
 import dev.croupier.formats.reshard.Algorithm;
 import dev.croupier.formats.reshard.ReshardResult;
+import dev.croupier.formats.reshard.ReshardSpec;
 import dev.croupier.futures.Cluster;
 import dev.croupier.futures.ClusterStats;
 import java.io.IOException;
@@ -33,10 +34,10 @@ class ReshardJobMemoryTest {
         List<String> inputs = ReshardFixtures.writeInputs(dir, shards);
         long content = shards.stream().flatMap(List::stream).mapToLong(Record::size).sum();
         try (Cluster cluster = ReshardFixtures.cluster(2, dir.resolve("work"))) {
-            ReshardResult result = ReshardJob.builder().inputPaths(inputs).outputFormat("out/o-{000..999}")
+            ReshardSpec spec = ReshardSpec.builder().inputPaths(inputs).outputFormat("out/o-{000..999}")
                     .outputShardSize(Long.toString(content / 8))
-                    .algorithm(new Algorithm(Algorithm.Kind.SHUFFLE, false, 3L, null, null))
-                    .baseDir(dir).build().run(cluster);
+                    .algorithm(new Algorithm(Algorithm.Kind.SHUFFLE, false, 3L, null, null)).build();
+            ReshardResult result = ReshardJob.builder(spec).baseDir(dir).build().run(cluster);
             assertTrue(result.outputs().size() >= 8, "outputs: " + result.outputs().size());
             assertEquals(content, result.creation().bytes());
 
@@ -55,8 +56,9 @@ class ReshardJobMemoryTest {
         List<List<Record>> shards = ReshardFixtures.records(Collections.nCopies(3, 10), 2_000, 5);
         List<String> inputs = ReshardFixtures.writeInputs(dir, shards);
         try (Cluster cluster = ReshardFixtures.cluster(2, dir.resolve("work"))) {
-            ReshardResult result = ReshardJob.builder().inputPaths(inputs).outputFormat("out/o-{000..999}")
-                    .outputShardRecords(10).maxMemUsage("1MiB").baseDir(dir).build().run(cluster);
+            ReshardSpec spec = ReshardSpec.builder().inputPaths(inputs).outputFormat("out/o-{000..999}")
+                    .outputShardRecords(10).maxMemUsage("1MiB").build();
+            ReshardResult result = ReshardJob.builder(spec).baseDir(dir).build().run(cluster);
             assertEquals(3, result.outputs().size());
             assertEquals(1, result.warnings().size(), result.warnings().toString());
             String w = result.warnings().getFirst();

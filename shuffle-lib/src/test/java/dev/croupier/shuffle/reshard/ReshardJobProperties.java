@@ -16,6 +16,7 @@ import dev.croupier.formats.reshard.Algorithm;
 import dev.croupier.formats.reshard.LocalReshard;
 import dev.croupier.formats.reshard.RecordOrdering;
 import dev.croupier.formats.reshard.ReshardResult;
+import dev.croupier.formats.reshard.ReshardSpec;
 import dev.croupier.futures.Cluster;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -43,9 +44,10 @@ class ReshardJobProperties {
         Path dir = Files.createTempDirectory("reshard-job-prop");
         try (Cluster cluster = ReshardFixtures.cluster(job.nodes(), dir.resolve("work"))) {
             List<String> inputs = ReshardFixtures.writeInputs(dir, job.shards());
-            ReshardJob reshard = ReshardJob.builder().inputPaths(inputs).outputFormat("out/o-{0000..9999}")
+            ReshardSpec spec = ReshardSpec.builder().inputPaths(inputs).outputFormat("out/o-{0000..9999}")
                     .outputExtension(job.extension()).outputShardSize(Long.toString(job.target()))
-                    .algorithm(job.algorithm()).baseDir(dir).sortPartitions(job.partitions()).build();
+                    .algorithm(job.algorithm()).build();
+            ReshardJob reshard = ReshardJob.builder(spec).baseDir(dir).sortPartitions(job.partitions()).build();
             ReshardResult result = reshard.run(cluster);
             List<List<Record>> outputs = readOutputs(result);
 
@@ -86,8 +88,8 @@ class ReshardJobProperties {
             // Same spec, same seed, one node and another number of sort partitions: the same shards.
             ReshardResult again;
             try (Cluster one = ReshardFixtures.cluster(1, dir.resolve("work-1"))) {
-                again = ReshardJob.builder().spec(reshard.spec()).outputFormat("one/o-{0000..9999}").baseDir(dir)
-                        .sortPartitions(job.partitions() % 4 + 1).build().run(one);
+                again = ReshardJob.builder(reshard.spec().toBuilder().outputFormat("one/o-{0000..9999}").build())
+                        .baseDir(dir).sortPartitions(job.partitions() % 4 + 1).build().run(one);
             }
             assertEquals(result.shuffleSeed(), again.shuffleSeed());
             assertSameShards(readOutputs(again), outputs, "one node");
