@@ -22,6 +22,8 @@
 #        the rounds; "vs" columns are the median (min-max) of the per-round ratios.
 #        ENGINE (auto): the sampler's I/O engine, auto | aio | threads.
 #        SECTIONS ("chunked one-row"): which of the two tables to measure.
+#        SAMPLING (with): the sampler draws chunks with replacement, or "without" (every
+#        chunk once per epoch).
 # The whole run holds /tmp/croupier-bench.lock, so no other benchmark on the machine runs
 # between the sampler and fio. It takes the lock itself; a caller that already holds it sets
 # CROUPIER_BENCH_LOCKED=1 (flock locks do not nest: the inner one would wait forever).
@@ -36,6 +38,8 @@ SIZES="${SIZES:-100 512 4096 65536}"
 REPS="${REPS:-3}"
 ENGINE="${ENGINE:-auto}"
 SECTIONS="${SECTIONS:-chunked one-row}"
+SAMPLING="${SAMPLING:-with}"
+case "$SAMPLING" in with|without) ;; *) echo "nvme-vs-fio: SAMPLING=$SAMPLING: must be with or without" >&2; exit 2 ;; esac
 LOCK=/tmp/croupier-bench.lock
 if [ "${CROUPIER_BENCH_LOCKED:-}" != 1 ]; then
   exec env CROUPIER_BENCH_LOCKED=1 flock "$LOCK" "$0" "$@"
@@ -105,7 +109,7 @@ run_size() { # row_size chunk_bytes with_mmap
   # Rounds alternate sampler, fio libaio and fio psync: the virtio disk's speed drifts by
   # tens of percent from minute to minute, so only runs next to each other compare.
   for (( r = 0; r < REPS; r++ )); do
-    s=$(bench sampler "$FILE" "$rs" "$batch" "$THREADS" "$SECONDS_PER_RUN" "$chunk" "$ENGINE")
+    s=$(bench sampler "$FILE" "$rs" "$batch" "$THREADS" "$SECONDS_PER_RUN" "$chunk" "$ENGINE" "$SAMPLING")
     [ -n "$bs" ] || bs=$(( ( $(json "$s" mean_read_bytes) + 2048 ) / 4096 * 4096 ))
     samples+=("$(json "$s" samples_per_s)"); rows+=("$(json "$s" gib_per_s)"); disk+=("$(json "$s" disk_gib_per_s)")
     cache=$(( cache + $(json "$s" page_cache_added_bytes) ))
@@ -134,7 +138,7 @@ header() {
 }
 
 echo "machine: $(nproc) vCPU, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), $("$JAVA" -version 2>&1 | head -n1); $(fio --version)"
-echo "file: $(( BYTES / 1048576 )) MiB on $(df -P "$DIR" | awk 'NR==2 {print $1}') ($(stat -f -c %T "$DIR")); reads in flight = $THREADS; sampler engine $ENGINE; $REPS rounds of $SECONDS_PER_RUN s per cell"
+echo "file: $(( BYTES / 1048576 )) MiB on $(df -P "$DIR" | awk 'NR==2 {print $1}') ($(stat -f -c %T "$DIR")); reads in flight = $THREADS; sampler engine $ENGINE, $SAMPLING replacement; $REPS rounds of $SECONDS_PER_RUN s per cell"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [[ " $SECTIONS " == *" chunked "* ]]; then
   header "Chunked reads (default chunkBytes = 64 KiB):"

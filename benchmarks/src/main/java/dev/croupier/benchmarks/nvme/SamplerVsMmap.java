@@ -28,8 +28,10 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <pre>
  * java [croupier JVM flags] -cp ... dev.croupier.benchmarks.nvme.SamplerVsMmap \
- *     sampler|mmap FILE ROW_SIZE BATCH THREADS SECONDS [CHUNK_BYTES]
+ *     sampler|mmap FILE ROW_SIZE BATCH THREADS SECONDS [CHUNK_BYTES [IO_ENGINE [with|without]]]
  * </pre>
+ * The last argument is the sampler's mode: chunks drawn with replacement (the default) or
+ * without (each epoch visits every chunk once).
  */
 public final class SamplerVsMmap {
 
@@ -41,7 +43,8 @@ public final class SamplerVsMmap {
 
     public static void main(String[] args) throws Exception {
         if (args.length < 6) {
-            System.err.println("usage: SamplerVsMmap sampler|mmap FILE ROW_SIZE BATCH THREADS SECONDS [CHUNK_BYTES [IO_ENGINE]]");
+            System.err.println("usage: SamplerVsMmap sampler|mmap FILE ROW_SIZE BATCH THREADS SECONDS"
+                    + " [CHUNK_BYTES [IO_ENGINE [with|without]]]");
             System.exit(2);
         }
         String mode = args[0];
@@ -52,10 +55,15 @@ public final class SamplerVsMmap {
         double seconds = Double.parseDouble(args[5]);
         int chunkBytes = args.length > 6 ? Integer.parseInt(args[6]) : RowSampler.DEFAULT_CHUNK_BYTES;
         IoEngine engine = args.length > 7 ? IoEngine.valueOf(args[7].toUpperCase(Locale.ROOT)) : IoEngine.AUTO;
+        boolean withReplacement = switch (args.length > 8 ? args[8] : "with") {
+            case "with" -> true;
+            case "without" -> false;
+            default -> throw new IllegalArgumentException("sampling '" + args[8] + "': must be with or without");
+        };
         PageCacheProbe.evict(file);
         long before = PageCacheProbe.residentBytes(file);
         Result r = switch (mode) {
-            case "sampler" -> sampler(file, rowSize, batch, threads, seconds, chunkBytes, engine);
+            case "sampler" -> sampler(file, rowSize, batch, threads, seconds, chunkBytes, engine, withReplacement);
             case "mmap" -> mmap(file, rowSize, batch, threads, seconds);
             default -> throw new IllegalArgumentException("mode '" + mode + "': must be sampler or mmap");
         };
@@ -75,9 +83,9 @@ public final class SamplerVsMmap {
     private record Result(long rows, double seconds, long bytesRead, long reads, long checksum, String engine) {}
 
     private static Result sampler(Path file, int rowSize, int batch, int threads, double seconds, int chunkBytes,
-                                  IoEngine engine) throws IOException {
+                                  IoEngine engine, boolean withReplacement) throws IOException {
         try (RowSampler s = RowSampler.builder(file).rowSize(rowSize).maxBatchRows(batch).readerThreads(threads)
-                .chunkBytes(chunkBytes).ioEngine(engine).build()) {
+                .chunkBytes(chunkBytes).ioEngine(engine).withReplacement(withReplacement).build()) {
             long rows = 0;
             long checksum = 0;
             long deadline = (long) (seconds * 1e9);
