@@ -353,7 +353,10 @@ final class NodeRuntime {
                 start - r.readyNanos, System.nanoTime() - start, THREADS.getCurrentThreadCpuTime() - cpuStart,
                 resolving.bytesIn, bytesOut, sizes == null ? AttemptOutcome.NO_VALUES : inline);
         try {
-            if (session.attempts.remove(call.attemptId(), r)) {
+            // A node killed or closing under the attempt does not report it: what the attempt
+            // saw (an interrupt, a closed store) is the node's end, not the task's failure, and
+            // the owner runs it again elsewhere once it counts the node lost.
+            if (session.attempts.remove(call.attemptId(), r) && alive) {
                 session.reports.report(this, call, outcome);
             }
         } finally {
