@@ -10,19 +10,23 @@ import java.util.List;
 import java.util.SplittableRandom;
 import java.util.stream.IntStream;
 
-/** An application that shuffles byte[] blocks with Croupier, on an embedded cluster. */
+/** An application that shuffles byte[] blocks with Croupier, on an embedded cluster or on node processes. */
 public final class EmbeddingApp {
 
     /** Bytes and their sum before and after the shuffle, and bytes the nodes' stores spilled. */
     public record Result(long bytesIn, long sumIn, long bytesOut, long sumOut, long bytesSpilled) {}
 
     public static void main(String[] args) {
-        System.out.println(shuffle(48));
+        System.out.println(shuffle(48, 0));
     }
 
-    /** Shuffles {@code mib} 1 MiB blocks of random bytes on 3 nodes whose 8 MiB stores must spill. */
-    public static Result shuffle(int mib) {
-        try (Cluster cluster = Cluster.builder().nodes(3).objectStoreBytes(8L << 20).start()) {
+    /**
+     * Shuffles {@code mib} 1 MiB blocks of random bytes on 3 nodes whose 8 MiB stores must
+     * spill: nodes in this JVM, or as many node processes as {@code processes} says.
+     */
+    public static Result shuffle(int mib, int processes) {
+        Cluster.Builder nodes = Cluster.builder().objectStoreBytes(8L << 20);
+        try (Cluster cluster = (processes > 0 ? nodes.processes(processes) : nodes.nodes(3)).start()) {
             List<ObjectRef<byte[]>> blocks = new ArrayList<>();
             long sumIn = 0;
             for (int i = 0; i < mib; i++) {

@@ -6,7 +6,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.Serializable;
 import java.lang.invoke.SerializedLambda;
-import java.lang.reflect.Method;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
@@ -54,12 +53,13 @@ record CodeFingerprint(String className, byte[] sha256, Class<?> holder) {
         if (!type.isHidden()) {
             return type;
         }
+        SerializedLambda lambda = SerializedLambdas.of(fn);
+        if (lambda == null) {
+            return type;
+        }
         try {
-            Method writeReplace = type.getDeclaredMethod("writeReplace");
-            writeReplace.setAccessible(true);
-            SerializedLambda lambda = (SerializedLambda) writeReplace.invoke(fn);
             return Class.forName(lambda.getCapturingClass().replace('/', '.'), false, type.getClassLoader());
-        } catch (ReflectiveOperationException | ClassCastException | SecurityException e) {
+        } catch (ClassNotFoundException e) {
             return type;
         }
     }

@@ -73,18 +73,50 @@ final class NodeProcesses implements AutoCloseable {
         return addresses;
     }
 
+    /**
+     * The driver's JVM flags as a node's: without a debugger agent, and without what places
+     * the driver's own modules (a node runs on the class path, whichever path the driver's
+     * application uses); native access, if granted to modules, is granted to the class path.
+     */
+    static List<String> nodeFlags(List<String> driverFlags) {
+        List<String> out = new ArrayList<>(driverFlags.size());
+        for (String flag : driverFlags) {
+            if (flag.startsWith("-agentlib:jdwp") || flag.startsWith("-Xrunjdwp")
+                    || flag.startsWith("--module-path") || flag.startsWith("--upgrade-module-path")
+                    || flag.startsWith("--add-modules") || flag.startsWith("--limit-modules")
+                    || flag.startsWith("--patch-module") || flag.startsWith("--add-reads")
+                    || flag.startsWith("-Djdk.module.")
+                    || (flag.startsWith("--add-opens") || flag.startsWith("--add-exports"))
+                            && !flag.endsWith("ALL-UNNAMED")) {
+                continue;
+            }
+            if (flag.startsWith("--enable-native-access")) {
+                if (!out.contains("--enable-native-access=ALL-UNNAMED")) {
+                    out.add("--enable-native-access=ALL-UNNAMED");
+                }
+                continue;
+            }
+            out.add(flag);
+        }
+        return out;
+    }
+
+    /** A node's class path: the driver's class path, then its module path (its modules as plain jars). */
+    static String nodeClassPath(String classPath, String modulePath) {
+        return java.util.stream.Stream.of(classPath, modulePath)
+                .filter(p -> p != null && !p.isEmpty())
+                .collect(java.util.stream.Collectors.joining(java.io.File.pathSeparator));
+    }
+
     private Process launch(int id) {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         List<String> flags = ManagementFactory.getRuntimeMXBean().getInputArguments();
-        for (String flag : flags) {
-            if (!flag.startsWith("-agentlib:jdwp") && !flag.startsWith("-Xrunjdwp")) {
-                command.add(flag);
-            }
-        }
-        command.addAll(aheadOfTimeCache(id, flags));
+        command.addAll(nodeFlags(flags));
+        String classPath = nodeClassPath(System.getProperty("java.class.path"), System.getProperty("jdk.module.path"));
+        command.addAll(aheadOfTimeCache(id, flags, classPath));
         command.add("-cp");
-        command.add(System.getProperty("java.class.path"));
+        command.add(classPath);
         command.add("dev.croupier.futures.NodeServer");
         command.addAll(List.of("--port", "0", "--cpus", Integer.toString(cpus),
                 "--store-memory", Long.toString(storeBytes),
@@ -125,7 +157,7 @@ final class NodeProcesses implements AutoCloseable {
      * {@value #CACHES_KEPT} most recently used are kept. None if the driver's own flags already
      * choose an archive or cache, or if its class path has a class folder (a build's tests).
      */
-    private synchronized List<String> aheadOfTimeCache(int id, List<String> flags) {
+    private synchronized List<String> aheadOfTimeCache(int id, List<String> flags, String classPath) {
         for (String flag : flags) {
             if (flag.contains("SharedArchiveFile") || flag.startsWith("-Xshare") || flag.contains("AOTCache")
                     || flag.contains("AOTMode") || flag.contains("AOTConfiguration")) {
@@ -133,7 +165,7 @@ final class NodeProcesses implements AutoCloseable {
             }
         }
         StringBuilder key = new StringBuilder(System.getProperty("java.home")).append('\n').append(flags);
-        for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
+        for (String entry : classPath.split(java.io.File.pathSeparator)) {
             java.io.File f = new java.io.File(entry);
             String[] inFolder = f.list();
             if (inFolder != null && inFolder.length > 0) {

@@ -2,42 +2,40 @@ package dev.croupier.futures.internal;
 
 import java.io.Serializable;
 import java.lang.invoke.SerializedLambda;
-import java.lang.reflect.Method;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Default task names: {@code Class::method} of a lambda's or method reference's target, else
- * the function's class name. Computed once per function class.
+ * the function's class name. Computed once per function class (a lambda class is one call
+ * site, so one target).
  */
 final class TaskNames {
 
-    private static final ClassValue<String> NAMES = new ClassValue<>() {
+    private static final ClassValue<AtomicReference<String>> NAMES = new ClassValue<>() {
         @Override
-        protected String computeValue(Class<?> type) {
-            return nameOf(type);
+        protected AtomicReference<String> computeValue(Class<?> type) {
+            return new AtomicReference<>(type.isHidden() ? null : type.getSimpleName());
         }
     };
 
     private TaskNames() {}
 
     static String of(Serializable fn) {
-        String name = NAMES.get(fn.getClass());
-        return name != null ? name : lambdaName(fn);
-    }
-
-    /** Null for lambda classes, whose name depends on the instance's serialized form. */
-    private static String nameOf(Class<?> type) {
-        return type.isSynthetic() || type.getName().contains("$$Lambda") ? null : type.getSimpleName();
+        AtomicReference<String> known = NAMES.get(fn.getClass());
+        String name = known.get();
+        if (name == null) {
+            name = lambdaName(fn);
+            known.set(name);
+        }
+        return name;
     }
 
     private static String lambdaName(Serializable fn) {
-        try {
-            Method writeReplace = fn.getClass().getDeclaredMethod("writeReplace");
-            writeReplace.setAccessible(true);
-            SerializedLambda lambda = (SerializedLambda) writeReplace.invoke(fn);
-            String owner = lambda.getImplClass();
-            return owner.substring(owner.lastIndexOf('/') + 1) + "::" + lambda.getImplMethodName();
-        } catch (ReflectiveOperationException | ClassCastException | SecurityException e) {
+        SerializedLambda lambda = SerializedLambdas.of(fn);
+        if (lambda == null) {
             return fn.getClass().getSimpleName();
         }
+        String owner = lambda.getImplClass();
+        return owner.substring(owner.lastIndexOf('/') + 1) + "::" + lambda.getImplMethodName();
     }
 }

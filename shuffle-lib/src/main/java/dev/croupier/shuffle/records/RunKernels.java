@@ -19,7 +19,7 @@ import java.util.SplittableRandom;
  * pass that reads the runs in input order and writes each record to its destination. Every
  * output block is {@link TaskOutput} memory, sealed in place. Stateless and thread-safe.
  */
-public final class RunKernels {
+final class RunKernels {
 
     private RunKernels() {}
 
@@ -28,7 +28,7 @@ public final class RunKernels {
      * uniformly from the random stream of {@code seed}: {@code partitions} blocks, each one
      * {@link RunFrame} run (records in input order) or empty.
      */
-    public static List<MemorySegment> scatterRandom(RecordLayout layout, int mapIndex, MemorySegment records,
+    static List<MemorySegment> scatterRandom(RecordLayout layout, int mapIndex, MemorySegment records,
                                                     int partitions, long seed) {
         int size = layout.recordBytes();
         long n = layout.records(records.byteSize());
@@ -58,7 +58,7 @@ public final class RunKernels {
      * {@code seed}. The runs are first put in input order (by map index), so the result does not
      * depend on how the strategy grouped or ordered the blocks.
      */
-    public static MemorySegment permute(RecordLayout layout, List<MemorySegment> blocks, long seed, int partition) {
+    static MemorySegment permute(RecordLayout layout, List<MemorySegment> blocks, long seed, int partition) {
         int size = layout.recordBytes();
         RunFrame.Runs runs = RunFrame.read(blocks, size, partition);
         int n = Math.toIntExact(runs.totalRecords());
@@ -88,7 +88,7 @@ public final class RunKernels {
      * (p+1)*total/partitions)}. Each output's records are a contiguous slice of the input, copied
      * once as one run.
      */
-    public static List<MemorySegment> scatterByPosition(RecordLayout layout, int mapIndex, MemorySegment records,
+    static List<MemorySegment> scatterByPosition(RecordLayout layout, int mapIndex, MemorySegment records,
                                                         long first, long total, int partitions) {
         int size = layout.recordBytes();
         long end = first + layout.records(records.byteSize());
@@ -114,7 +114,7 @@ public final class RunKernels {
     }
 
     /** Every record of the runs in {@code blocks}, in input order (by map index), in one block. */
-    public static MemorySegment concatInOrder(RecordLayout layout, List<MemorySegment> blocks, int partition) {
+    static MemorySegment concatInOrder(RecordLayout layout, List<MemorySegment> blocks, int partition) {
         int size = layout.recordBytes();
         RunFrame.Runs runs = RunFrame.read(blocks, size, partition);
         MemorySegment out = TaskOutput.allocate(runs.totalRecords() * size);

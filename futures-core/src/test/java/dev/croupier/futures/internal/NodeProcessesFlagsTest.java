@@ -1,0 +1,32 @@
+package dev.croupier.futures.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.io.File;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** A driver on the module path starts its node processes on the class path, with its other flags. */
+class NodeProcessesFlagsTest {
+
+    @Test
+    void nodesDropTheDriversModuleOptionsAndKeepTheRest() {
+        List<String> driver = List.of("-Xmx2g", "--module-path=app.jar:lib/a.jar", "--add-modules=ALL-MODULE-PATH",
+                "--add-reads=com.example=ALL-UNNAMED", "--patch-module=com.example=tests",
+                "--add-opens=com.example/com.example=ALL-UNNAMED", "--add-opens=java.base/java.lang=com.example",
+                "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED", "--enable-native-access=dev.croupier.objectstore",
+                "-Djdk.module.main=com.example", "-agentlib:jdwp=transport=dt_socket", "-Dapp.setting=1");
+        assertEquals(List.of("-Xmx2g", "--add-opens=com.example/com.example=ALL-UNNAMED",
+                        "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED",
+                        "-Dapp.setting=1"),
+                NodeProcesses.nodeFlags(driver));
+    }
+
+    @Test
+    void aNodesClassPathIsTheDriversClassPathThenItsModulePath() {
+        String sep = File.pathSeparator;
+        assertEquals("a.jar" + sep + "b.jar" + sep + "m.jar", NodeProcesses.nodeClassPath("a.jar" + sep + "b.jar", "m.jar"));
+        assertEquals("m.jar", NodeProcesses.nodeClassPath("", "m.jar"));
+        assertEquals("a.jar", NodeProcesses.nodeClassPath("a.jar", null));
+    }
+}
