@@ -7,6 +7,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -114,7 +116,7 @@ public final class LocalReshard {
 
             long clockSeed = seedClock.getAsLong();
             List<RecordMeta> ordered = RecordOrdering.order(all, spec.algorithm(), clockSeed);
-            List<Planned> plan = plan(ordered, keyMap, warnings);
+            List<Planned> plan = plan(ordered, bytes, keyMap, warnings);
             long t2 = System.nanoTime();
             ReshardResult.Phase sorting = new ReshardResult.Phase(0, ordered.size(), bytes, Duration.ofNanos(t2 - t1), 0, 0);
             long seed = spec.algorithm().kind() == Algorithm.Kind.SHUFFLE
@@ -291,25 +293,18 @@ public final class LocalReshard {
         }
     }
 
-    /** Cuts ordered records into output shards: one template (output_format), or one per key map template. */
-    private List<Planned> plan(List<RecordMeta> ordered, KeyMap keyMap, List<String> warnings) {
-        ShardFormat defaultFormat = ShardFormat.forExtension(spec.outputExtension()).orElseThrow();
-        List<Planned> plan = new ArrayList<>();
-        if (keyMap == null) {
-            int[] ends = ends(ordered, spec.outputFormat());
-            for (int i = 0; i < ends.length; i++) {
-                plan.add(new Planned(spec.outputShard(i, base), defaultFormat,
-                        ordered.subList(i == 0 ? 0 : ends[i - 1], ends[i])));
-            }
-            return plan;
-        }
-        List<List<RecordMeta>> groups = new ArrayList<>();
-        keyMap.templates().forEach(t -> groups.add(new ArrayList<>()));
+    /**
+     * Cuts ordered records into output shards with {@link ShardPacking}: one template
+     * (output_format), or one per key map template, in template then index order.
+     */
+    private List<Planned> plan(List<RecordMeta> ordered, long totalBytes, KeyMap keyMap, List<String> warnings) {
+        ShardPacking packing = ShardPacking.start(spec, keyMap, totalBytes);
+        TreeMap<Long, List<RecordMeta>> shards = new TreeMap<>();
         for (RecordMeta m : ordered) {
-            int t = keyMap.templateFor(m.key());
-            if (t < 0) {
+            int t = packing.place(m);
+            if (t == ShardPacking.DROPPED) {
                 String msg = "record '" + m.key() + "' (input shard #" + m.shard() + ") matches "
-                        + (t == -1 ? "no" : "more than one") + " ekm_file entry";
+                        + (packing.lastProblem() == -1 ? "no" : "more than one") + " ekm_file entry";
                 switch (spec.ekmMissingKey()) {
                     case ABORT -> throw new ReshardException(ReshardException.Kind.CONTENT_KEY, msg);
                     case WARN -> warnings.add(msg + "; dropped");
@@ -317,31 +312,33 @@ public final class LocalReshard {
                 }
                 continue;
             }
-            groups.get(t).add(m);
+            shards.computeIfAbsent(ShardPacking.outputId(t, packing.lastIndex()), k -> new ArrayList<>()).add(m);
         }
-        for (int t = 0; t < groups.size(); t++) {
-            NameTemplate template = keyMap.templates().get(t);
-            List<RecordMeta> group = groups.get(t);
-            int[] ends = ends(group, template);
-            if (ends.length > template.count()) {
-                throw new ReshardException(ReshardException.Kind.OUT_OF_NAMES, "ekm_file template '" + template
-                        + "' gives " + template.count() + " names but " + ends.length + " output shards are needed");
+        ShardFormat defaultFormat = ShardFormat.forExtension(spec.outputExtension()).orElseThrow();
+        long[] counts = packing.carry();
+        if (keyMap != null) {
+            for (int t = 0; t < keyMap.templates().size(); t++) {
+                NameTemplate template = keyMap.templates().get(t);
+                // An open shard with records is one more than the closed ones.
+                long needed = counts[2 * t] + (counts[2 * t + 1] > 0 ? 1 : 0);
+                if (needed > template.count()) {
+                    throw new ReshardException(ReshardException.Kind.OUT_OF_NAMES, "ekm_file template '" + template
+                            + "' gives " + template.count() + " names but " + needed + " output shards are needed");
+                }
             }
-            for (int i = 0; i < ends.length; i++) {
-                String name = template.name(i);
-                plan.add(new Planned(base.resolve(name), ShardFormat.forName(name).orElse(defaultFormat),
-                        group.subList(i == 0 ? 0 : ends[i - 1], ends[i])));
+        }
+        List<Planned> plan = new ArrayList<>(shards.size());
+        for (Map.Entry<Long, List<RecordMeta>> e : shards.entrySet()) {
+            int t = ShardPacking.templateOf(e.getKey());
+            long i = ShardPacking.indexOf(e.getKey());
+            if (keyMap == null) {
+                plan.add(new Planned(spec.outputShard(i, base), defaultFormat, e.getValue()));
+            } else {
+                String name = keyMap.templates().get(t).name(i);
+                plan.add(new Planned(base.resolve(name), ShardFormat.forName(name).orElse(defaultFormat), e.getValue()));
             }
         }
         return plan;
-    }
-
-    private int[] ends(List<RecordMeta> ordered, NameTemplate template) {
-        if (spec.outputShardRecords() > 0) {
-            return ShardPacking.byCount(ordered, spec.outputShardRecords());
-        }
-        return ShardPacking.bySize(ordered, spec.outputShardSize() > 0 ? spec.outputShardSize()
-                : ShardPacking.autoSize(ordered, template.count()));
     }
 
     private static ReshardException failure(String what, Throwable c) {

@@ -35,6 +35,7 @@ import dev.croupier.formats.reshard.ReshardException;
 import dev.croupier.formats.reshard.ReshardProgress;
 import dev.croupier.formats.reshard.ReshardResult;
 import dev.croupier.formats.reshard.ReshardSpec;
+import dev.croupier.formats.reshard.ShardPacking;
 import dev.croupier.futures.Affinity;
 import dev.croupier.futures.Cluster;
 import dev.croupier.futures.ClusterStats;
@@ -152,8 +153,8 @@ public final class ReshardJob {
             int partitions = sortPartitions > 0 ? sortPartitions
                     : Math.max(1, Math.min(ex.metas.size(), 2 * cluster.aliveNodes().size()));
             sorted = sort(cluster, ex, partitions, seed, owned);
-            long packTarget = packTarget(ex.bytes);
-            boolean byCount = spec.outputShardRecords() > 0;
+            long packTarget = ShardPacking.target(spec, ex.bytes);
+            boolean byCount = ShardPacking.byCount(spec);
             List<PlanSummary> plans = plan(cluster, sorted.refs(), keyMap, packTarget, byCount, owned);
             for (PlanSummary p : plans) {
                 warnings.addAll(p.warnings());
@@ -339,22 +340,10 @@ public final class ReshardJob {
         return result;
     }
 
-    /** The shard size to pack to: the spec's, or dSort's ceil(total bytes / names) for a bounded template. */
-    private long packTarget(long totalBytes) {
-        if (spec.outputShardRecords() > 0) {
-            return spec.outputShardRecords();
-        }
-        if (spec.outputShardSize() > 0) {
-            return spec.outputShardSize();
-        }
-        long names = spec.outputFormat().count();
-        return Math.max(1, (totalBytes + names - 1) / names);
-    }
-
     private List<PlanSummary> plan(Cluster cluster, List<ObjectRef<byte[]>> sortedRefs, KeyMap keyMap, long target,
                                    boolean byCount, List<ObjectRef<?>> owned) {
         Reaction missingKey = spec.ekmMissingKey();
-        long[] start = new long[2 * PackingCursor.templates(keyMap)];
+        long[] start = new long[2 * ShardPacking.templates(keyMap)];
         byte[] initial = new PlanSummary(start, start, List.of(), List.of()).encode();
         List<ObjectRef<byte[]>> summaries = new ArrayList<>(sortedRefs.size());
         Object previous = initial;
@@ -394,16 +383,16 @@ public final class ReshardJob {
         }
 
         long id() {
-            return ReshardTasks.outputId(template, index);
+            return ShardPacking.outputId(template, index);
         }
     }
 
     private Map<Long, Output> outputs(List<PlanSummary> plans, KeyMap keyMap) {
         Map<Long, Output> outputs = new LinkedHashMap<>();
-        long[] counts = new long[PackingCursor.templates(keyMap)];
+        long[] counts = new long[ShardPacking.templates(keyMap)];
         for (int p = 0; p < plans.size(); p++) {
             for (PlanSummary.Piece piece : plans.get(p).pieces()) {
-                Output o = outputs.computeIfAbsent(ReshardTasks.outputId(piece.template(), piece.index()),
+                Output o = outputs.computeIfAbsent(ShardPacking.outputId(piece.template(), piece.index()),
                         k -> new Output(piece.template(), piece.index()));
                 o.records += piece.records();
                 o.bytes += piece.bytes();

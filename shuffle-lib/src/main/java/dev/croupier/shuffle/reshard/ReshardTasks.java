@@ -24,6 +24,7 @@ import dev.croupier.formats.reshard.RecordTransform;
 import dev.croupier.formats.reshard.ReshardException;
 import dev.croupier.formats.reshard.ShardCreator;
 import dev.croupier.formats.reshard.ShardExtractor;
+import dev.croupier.formats.reshard.ShardPacking;
 
 /**
  * Design note: the bodies of the reshard job's tasks, as static functions of plain values so
@@ -159,13 +160,13 @@ final class ReshardTasks {
     static byte[] plan(byte[] sorted, byte[] previous, KeyMap keyMap, long target, boolean byCount,
                        Reaction missingKey) {
         long[] carryIn = PlanSummary.decode(previous).carryOut();
-        PackingCursor cursor = new PackingCursor(keyMap, target, byCount, carryIn);
+        ShardPacking cursor = new ShardPacking(keyMap, target, byCount, carryIn);
         Map<Long, long[]> sizes = new LinkedHashMap<>();
         Map<Long, BitSet> shards = new LinkedHashMap<>();
         List<String> warnings = new ArrayList<>();
         for (RecordMeta m : MetaBlock.decode(sorted)) {
             int t = cursor.place(m);
-            if (t == PackingCursor.DROPPED) {
+            if (t == ShardPacking.DROPPED) {
                 String msg = "record '" + m.key() + "' (input shard #" + m.shard() + ") matches "
                         + (cursor.lastProblem() == -1 ? "no" : "more than one") + " ekm_file entry";
                 switch (missingKey) {
@@ -175,7 +176,7 @@ final class ReshardTasks {
                 }
                 continue;
             }
-            long id = outputId(t, cursor.lastIndex());
+            long id = ShardPacking.outputId(t, cursor.lastIndex());
             long[] s = sizes.computeIfAbsent(id, k -> new long[2]);
             s[0]++;
             s[1] += m.size();
@@ -184,8 +185,8 @@ final class ReshardTasks {
         List<PlanSummary.Piece> pieces = new ArrayList<>(sizes.size());
         for (Map.Entry<Long, long[]> e : sizes.entrySet()) {
             long id = e.getKey();
-            pieces.add(new PlanSummary.Piece((int) (id >>> 40), id & ((1L << 40) - 1), e.getValue()[0], e.getValue()[1],
-                    shards.get(id).stream().toArray()));
+            pieces.add(new PlanSummary.Piece(ShardPacking.templateOf(id), ShardPacking.indexOf(id), e.getValue()[0],
+                    e.getValue()[1], shards.get(id).stream().toArray()));
         }
         return new PlanSummary(carryIn, cursor.carry(), pieces, warnings).encode();
     }
@@ -198,7 +199,7 @@ final class ReshardTasks {
      * @param carryIn the packing state carried into it
      * @param cutShards the input shard indices being cut, ascending
      * @return one {@code long[]} per cut shard: (output id, handle) pairs in plan order, where an
-     *         output id is {@code template << 40 | index}
+     *         output id is {@link ShardPacking#outputId}
      */
     static List<Object> route(byte[] sorted, long[] carryIn, int[] cutShards, KeyMap keyMap, long target,
                               boolean byCount) {
@@ -206,12 +207,12 @@ final class ReshardTasks {
         for (int i = 0; i < cutShards.length; i++) {
             pairs.add(LongStream.builder());
         }
-        PackingCursor cursor = new PackingCursor(keyMap, target, byCount, carryIn);
+        ShardPacking cursor = new ShardPacking(keyMap, target, byCount, carryIn);
         for (RecordMeta m : MetaBlock.decode(sorted)) {
             int t = cursor.place(m);
             int at = Arrays.binarySearch(cutShards, m.shard());
-            if (t != PackingCursor.DROPPED && at >= 0) {
-                pairs.get(at).add(outputId(t, cursor.lastIndex())).add(m.handle());
+            if (t != ShardPacking.DROPPED && at >= 0) {
+                pairs.get(at).add(ShardPacking.outputId(t, cursor.lastIndex())).add(m.handle());
             }
         }
         List<Object> out = new ArrayList<>(cutShards.length);
@@ -219,11 +220,6 @@ final class ReshardTasks {
             out.add(b.build().toArray());
         }
         return out;
-    }
-
-    /** The id of output shard {@code index} of template {@code template}. */
-    static long outputId(long template, long index) {
-        return template << 40 | index;
     }
 
     /**
@@ -278,7 +274,7 @@ final class ReshardTasks {
         long[] nextCutHandle = new long[shardIds.length];
         List<RecordMeta> records = new ArrayList<>();
         for (int i = 0; i < parts.size(); i++) {
-            PackingCursor cursor = new PackingCursor(keyMap, packTarget, byCount, carries[i]);
+            ShardPacking cursor = new ShardPacking(keyMap, packTarget, byCount, carries[i]);
             for (RecordMeta m : MetaBlock.decode(parts.get(i))) {
                 int t = cursor.place(m);
                 if (t == which[0] && cursor.lastIndex() == which[1]) {
