@@ -271,9 +271,9 @@ public final class ReshardJob {
         long bytes = 0;
         RuntimeException failure = null;
         for (int i = 0; i < inputs.size(); i++) {
-            String report;
+            ReshardTasks.ExtractionReport report;
             try {
-                report = (String) refs.get(i).get(2).get();
+                report = ReshardTasks.ExtractionReport.decode((byte[]) refs.get(i).get(2).get());
             } catch (CroupierException e) {
                 BadShardException bad = cause(e, BadShardException.class);
                 if (bad != null && onError == LocalReshard.OnError.SKIP) {
@@ -284,11 +284,9 @@ public final class ReshardJob {
                 }
                 continue;
             }
-            String[] lines = report.split("\n");
-            String[] counts = lines[0].split(" ");
-            records += Long.parseLong(counts[0]);
-            bytes += Long.parseLong(counts[1]);
-            warnings.addAll(List.of(lines).subList(1, lines.length));
+            records += report.records();
+            bytes += report.bytes();
+            warnings.addAll(report.warnings());
             ObjectRef<MemorySegment> frame = (ObjectRef<MemorySegment>) (ObjectRef<?>) refs.get(i).get(0);
             extracted.put(i, new Extracted(alive.get(i % nodes), frame));
             metas.add((ObjectRef<byte[]>) (ObjectRef<?>) refs.get(i).get(1));
@@ -481,7 +479,7 @@ public final class ReshardJob {
         RecordTransform fn = transform;
         AtomicLong done = new AtomicLong();
         Throttle throttle = new Throttle(cluster, spec.createConcurrencyMaxLimit());
-        List<ObjectRef<String>> refs = new ArrayList<>(order.size());
+        List<ObjectRef<byte[]>> refs = new ArrayList<>(order.size());
         List<Integer> alive = cluster.aliveNodes();
         int[] home = new int[order.size()];
         for (int k = 0; k < order.size(); k++) {
@@ -500,21 +498,20 @@ public final class ReshardJob {
                     carries[i] = plans.get(o.partitions.get(i)).carryIn();
                 }
                 int[] shardIds = o.shards.stream().mapToInt(Integer::intValue).toArray();
-                int[] isCut = new int[shardIds.length];
+                boolean[] isCut = new boolean[shardIds.length];
                 List<ObjectRef<MemorySegment>> frames = new ArrayList<>(shardIds.length);
                 for (int i = 0; i < shardIds.length; i++) {
                     Gather g = ex.nodeOf(shardIds[i]) == home[k] ? null : gathers.get(shardIds[i]);
-                    isCut[i] = g == null ? 0 : 1;
+                    isCut[i] = g != null;
                     frames.add(g == null ? ex.frameOf(shardIds[i]) : g.frameFor(o.id()));
                 }
-                int[][] sources = {shardIds, isCut};
-                long[] which = {o.template, o.index};
-                String[] target = {o.path.toString(), o.format.defaultExtension()};
+                ReshardTasks.ShardOrder shardOrder = new ReshardTasks.ShardOrder(o.template, o.index, o.path.toString(),
+                        o.format.defaultExtension(), carries, shardIds, isCut);
                 throttle.beforeSubmit();
-                ObjectRef<String> r = cluster.task(
-                        (List<byte[]> ps, List<MemorySegment> fs, long[][] cs, int[][] src, long[] w, String[] tg) ->
-                                ReshardTasks.create(ps, fs, cs, src, w, tg, keyMap, packTarget, byCount, fn),
-                        ObjectRef.all(parts), ObjectRef.all(frames), carries, sources, which, target)
+                ObjectRef<byte[]> r = cluster.task(
+                        (List<byte[]> ps, List<MemorySegment> fs, ReshardTasks.ShardOrder so) ->
+                                ReshardTasks.create(ps, fs, so, keyMap, packTarget, byCount, fn),
+                        ObjectRef.all(parts), ObjectRef.all(frames), shardOrder)
                         .name("reshard-create").onNode(home[k], Affinity.SOFT).remote();
                 refs.add(r);
                 throttle.submitted(r);
@@ -530,11 +527,11 @@ public final class ReshardJob {
             }
         }
         // Wait for every task, even after a failure, so no finished temporary file is missed.
-        List<String[]> created = new ArrayList<>(refs.size());
+        List<ReshardTasks.CreatedShard> created = new ArrayList<>(refs.size());
         RuntimeException failure = null;
         for (int i = 0; i < refs.size(); i++) {
             try {
-                created.add(refs.get(i).get().split("\n"));
+                created.add(ReshardTasks.CreatedShard.decode(refs.get(i).get()));
             } catch (CroupierException e) {
                 created.add(null);
                 if (failure == null) {
@@ -542,7 +539,7 @@ public final class ReshardJob {
                 }
             }
         }
-        for (ObjectRef<String> r : refs) {
+        for (ObjectRef<byte[]> r : refs) {
             r.release();
         }
         if (failure != null) {
@@ -552,12 +549,11 @@ public final class ReshardJob {
         List<ReshardResult.OutputShard> out = new ArrayList<>(order.size());
         try {
             for (int i = 0; i < order.size(); i++) {
-                String[] c = created.get(i);
+                ReshardTasks.CreatedShard c = created.get(i);
                 Path target = order.get(i).path;
-                new dev.croupier.formats.PendingShard(Path.of(c[0]), target, Long.parseLong(c[1])).commit();
+                new dev.croupier.formats.PendingShard(Path.of(c.temporary()), target, c.fileBytes()).commit();
                 created.set(i, null);
-                out.add(new ReshardResult.OutputShard(target, Long.parseLong(c[2]), Long.parseLong(c[3]),
-                        Long.parseLong(c[1])));
+                out.add(new ReshardResult.OutputShard(target, c.records(), c.contentBytes(), c.fileBytes()));
             }
         } catch (IOException e) {
             discard(created);
@@ -598,12 +594,12 @@ public final class ReshardJob {
             return Map.of();
         }
         int[] cutShards = awayOutputs.keySet().stream().mapToInt(Integer::intValue).toArray();
-        List<List<ObjectRef<long[]>>> routes = new ArrayList<>(sortedRefs.size());
+        List<List<ObjectRef<byte[]>>> routes = new ArrayList<>(sortedRefs.size());
         for (int p = 0; p < sortedRefs.size(); p++) {
             long[] carryIn = plans.get(p).carryIn();
-            List<ObjectRef<long[]>> r = cluster.task((byte[] sorted) ->
+            List<ObjectRef<byte[]>> r = cluster.task((byte[] sorted) ->
                             ReshardTasks.route(sorted, carryIn, cutShards, keyMap, packTarget, byCount), sortedRefs.get(p))
-                    .name("reshard-route").<long[]>numReturns(cutShards.length).remote();
+                    .name("reshard-route").<byte[]>numReturns(cutShards.length).remote();
             gathered.addAll(r);
             routes.add(r);
         }
@@ -611,11 +607,11 @@ public final class ReshardJob {
         for (int j = 0; j < cutShards.length; j++) {
             int shard = cutShards[j];
             long[] outputs = awayOutputs.get(shard).stream().mapToLong(Long::longValue).toArray();
-            List<ObjectRef<long[]>> forShard = new ArrayList<>(routes.size());
-            for (List<ObjectRef<long[]>> r : routes) {
+            List<ObjectRef<byte[]>> forShard = new ArrayList<>(routes.size());
+            for (List<ObjectRef<byte[]>> r : routes) {
                 forShard.add(r.get(j));
             }
-            List<ObjectRef<MemorySegment>> frames = cluster.task((MemorySegment frame, List<long[]> rs) ->
+            List<ObjectRef<MemorySegment>> frames = cluster.task((MemorySegment frame, List<byte[]> rs) ->
                             ReshardTasks.cut(frame, rs, outputs), ex.frameOf(shard), ObjectRef.all(forShard))
                     .name("reshard-cut").onNode(ex.nodeOf(shard), Affinity.SOFT)
                     .<MemorySegment>numReturns(outputs.length).remote();
@@ -625,11 +621,11 @@ public final class ReshardJob {
         return gathers;
     }
 
-    private static void discardAll(List<ObjectRef<String>> refs) {
-        List<String[]> created = new ArrayList<>();
-        for (ObjectRef<String> r : refs) {
+    private static void discardAll(List<ObjectRef<byte[]>> refs) {
+        List<ReshardTasks.CreatedShard> created = new ArrayList<>();
+        for (ObjectRef<byte[]> r : refs) {
             try {
-                created.add(r.get().split("\n"));
+                created.add(ReshardTasks.CreatedShard.decode(r.get()));
             } catch (CroupierException e) {
                 created.add(null);
             }
@@ -638,11 +634,11 @@ public final class ReshardJob {
         discard(created);
     }
 
-    private static void discard(List<String[]> created) {
-        for (String[] c : created) {
+    private static void discard(List<ReshardTasks.CreatedShard> created) {
+        for (ReshardTasks.CreatedShard c : created) {
             if (c != null) {
                 try {
-                    Files.deleteIfExists(Path.of(c[0]));
+                    Files.deleteIfExists(Path.of(c.temporary()));
                 } catch (IOException ignored) {
                     // Nothing more can be done; the name is a dot-file with a .tmp suffix.
                 }
