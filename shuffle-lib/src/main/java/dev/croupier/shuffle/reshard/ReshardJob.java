@@ -20,17 +20,16 @@ import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
-import dev.croupier.formats.BadShardException;
 import dev.croupier.formats.Reaction;
 import dev.croupier.formats.ShardFormat;
 import dev.croupier.formats.reshard.Algorithm;
 import dev.croupier.formats.reshard.KeyMap;
 import dev.croupier.formats.reshard.LocalReshard;
 import dev.croupier.formats.reshard.MemoryLimit;
-import dev.croupier.formats.reshard.NameTemplate;
 import dev.croupier.formats.reshard.RecordMeta;
 import dev.croupier.formats.reshard.RecordOrdering;
 import dev.croupier.formats.reshard.RecordTransform;
+import dev.croupier.formats.reshard.ReshardDriver;
 import dev.croupier.formats.reshard.ReshardException;
 import dev.croupier.formats.reshard.ReshardProgress;
 import dev.croupier.formats.reshard.ReshardResult;
@@ -131,14 +130,15 @@ public final class ReshardJob {
                     + "object-store memory (" + storeMemory + " bytes): extracted records stay in memory up to the "
                     + "stores' capacity before they spill; size the cluster's stores to enforce it");
         }
-        List<Path> inputs = checkInputs(warnings);
-        KeyMap keyMap = readKeyMap(warnings);
+        ReshardDriver driver = new ReshardDriver(spec, base, onError, warnings::add);
+        List<Path> inputs = driver.checkInputs();
+        KeyMap keyMap = driver.readKeyMap();
         List<ObjectRef<?>> owned = new ArrayList<>();
         ShuffleResult<byte[]> sorted = null;
         try {
             long t0 = System.nanoTime();
             long spilled0 = spilled(cluster);
-            Extraction ex = extract(cluster, inputs, owned, warnings);
+            Extraction ex = extract(cluster, inputs, owned, warnings, driver);
             long t1 = System.nanoTime();
             ReshardResult.Phase extraction = new ReshardResult.Phase(ex.metas.size(), ex.records, ex.bytes,
                     Duration.ofNanos(t1 - t0), inMemory(cluster), spilled(cluster) - spilled0);
@@ -159,7 +159,7 @@ public final class ReshardJob {
             for (PlanSummary p : plans) {
                 warnings.addAll(p.warnings());
             }
-            Map<Long, Output> outputs = outputs(plans, keyMap);
+            Map<Long, Output> outputs = outputs(plans, keyMap, driver);
             long t2 = System.nanoTime();
             ReshardResult.Phase sorting = new ReshardResult.Phase(partitions, ex.records, ex.bytes,
                     Duration.ofNanos(t2 - t1), inMemory(cluster), spilled(cluster) - spilled0 - extraction.spilledBytes());
@@ -190,40 +190,6 @@ public final class ReshardJob {
         }
     }
 
-    /** Missing shards are reported by name, all of them, before any work starts. */
-    private List<Path> checkInputs(List<String> warnings) {
-        List<Path> inputs = spec.inputShards(base);
-        List<Path> present = new ArrayList<>(inputs.size());
-        List<Path> missing = new ArrayList<>();
-        for (Path p : inputs) {
-            (Files.isRegularFile(p) ? present : missing).add(p);
-        }
-        if (!missing.isEmpty()) {
-            if (spec.missingShards() == Reaction.ABORT) {
-                throw new ReshardException(ReshardException.Kind.MISSING_SHARDS, missing.size() + " of "
-                        + inputs.size() + " input shards are missing: " + missing);
-            }
-            if (spec.missingShards() == Reaction.WARN) {
-                for (Path m : missing) {
-                    warnings.add("missing input shard " + m);
-                }
-            }
-        }
-        return present;
-    }
-
-    private KeyMap readKeyMap(List<String> warnings) {
-        if (spec.ekmFile().isEmpty()) {
-            return null;
-        }
-        Path file = base.resolve(spec.ekmFile().get());
-        try {
-            return KeyMap.read(file, spec.ekmFileSep(), spec.ekmMalformedLine(), warnings::add);
-        } catch (IOException e) {
-            throw new ReshardException(ReshardException.Kind.IO, "cannot read ekm_file " + file + ": " + e.getMessage(), e);
-        }
-    }
-
     /**
      * One extracted input shard: its frame, and the node it was extracted on (asked for; a node
      * death may have moved it, which costs a fetch, not a result).
@@ -244,7 +210,8 @@ public final class ReshardJob {
     }
 
     @SuppressWarnings("unchecked")
-    private Extraction extract(Cluster cluster, List<Path> inputs, List<ObjectRef<?>> owned, List<String> warnings) {
+    private Extraction extract(Cluster cluster, List<Path> inputs, List<ObjectRef<?>> owned, List<String> warnings,
+                               ReshardDriver driver) {
         String contentExt = spec.algorithm().kind() == Algorithm.Kind.CONTENT ? spec.algorithm().extension() : null;
         boolean keepBytes = !dryRun;
         Reaction duplicates = spec.duplicatedRecords();
@@ -266,7 +233,6 @@ public final class ReshardJob {
         }
         Map<Integer, Extracted> extracted = new HashMap<>();
         List<ObjectRef<byte[]>> metas = new ArrayList<>();
-        List<Path> skipped = new ArrayList<>();
         long records = 0;
         long bytes = 0;
         RuntimeException failure = null;
@@ -275,11 +241,7 @@ public final class ReshardJob {
             try {
                 report = ReshardTasks.ExtractionReport.decode((byte[]) refs.get(i).get(2).get());
             } catch (CroupierException e) {
-                BadShardException bad = cause(e, BadShardException.class);
-                if (bad != null && onError == LocalReshard.OnError.SKIP) {
-                    warnings.add("skipped input shard " + inputs.get(i) + ": " + bad.getMessage());
-                    skipped.add(inputs.get(i));
-                } else if (failure == null) {
+                if (!driver.skip(inputs.get(i), e) && failure == null) {
                     failure = failure("extracting " + inputs.get(i), e);
                 }
                 continue;
@@ -294,7 +256,7 @@ public final class ReshardJob {
         if (failure != null) {
             throw failure;
         }
-        return new Extraction(extracted, metas, records, bytes, skipped);
+        return new Extraction(extracted, metas, records, bytes, driver.skipped());
     }
 
     private ShuffleResult<byte[]> sort(Cluster cluster, Extraction ex, int partitions, long seed,
@@ -385,7 +347,7 @@ public final class ReshardJob {
         }
     }
 
-    private Map<Long, Output> outputs(List<PlanSummary> plans, KeyMap keyMap) {
+    private Map<Long, Output> outputs(List<PlanSummary> plans, KeyMap keyMap, ReshardDriver driver) {
         Map<Long, Output> outputs = new LinkedHashMap<>();
         long[] counts = new long[ShardPacking.templates(keyMap)];
         for (int p = 0; p < plans.size(); p++) {
@@ -401,28 +363,11 @@ public final class ReshardJob {
                 counts[piece.template()] = Math.max(counts[piece.template()], piece.index() + 1);
             }
         }
-        ShardFormat defaultFormat = ShardFormat.forExtension(spec.outputExtension()).orElseThrow();
-        for (int t = 0; t < counts.length; t++) {
-            if (keyMap != null && counts[t] > keyMap.templates().get(t).count()) {
-                NameTemplate template = keyMap.templates().get(t);
-                throw new ReshardException(ReshardException.Kind.OUT_OF_NAMES, "ekm_file template '" + template
-                        + "' gives " + template.count() + " names but " + counts[t] + " output shards are needed");
-            }
-            if (keyMap == null && counts[t] > spec.outputFormat().count()) {
-                throw new ReshardException(ReshardException.Kind.OUT_OF_NAMES, "output_format '" + spec.outputFormat()
-                        + "' gives " + spec.outputFormat().count() + " names but " + counts[t]
-                        + " output shards are needed");
-            }
-        }
+        driver.checkNames(counts);
         for (Output o : outputs.values()) {
-            if (keyMap == null) {
-                o.path = spec.outputShard(o.index, base);
-                o.format = defaultFormat;
-            } else {
-                String name = keyMap.templates().get(o.template).name(o.index);
-                o.path = base.resolve(name);
-                o.format = ShardFormat.forName(name).orElse(defaultFormat);
-            }
+            ReshardDriver.OutputName name = driver.output(o.template, o.index);
+            o.path = name.path();
+            o.format = name.format();
         }
         return outputs;
     }
@@ -685,30 +630,9 @@ public final class ReshardJob {
         return cluster.stats().nodes().stream().mapToLong(ClusterStats.NodeStats::bytesInMemory).sum();
     }
 
-    private static <T extends Throwable> T cause(Throwable e, Class<T> type) {
-        for (Throwable c = e; c != null; c = c.getCause()) {
-            if (type.isInstance(c)) {
-                return type.cast(c);
-            }
-        }
-        return null;
-    }
-
     /** The task's own failure as the job's typed error (a bad shard, a content key, out of names...). */
     private static ReshardException failure(String what, Throwable e) {
-        ReshardException r = cause(e, ReshardException.class);
-        if (r != null) {
-            return r;
-        }
-        BadShardException bad = cause(e, BadShardException.class);
-        if (bad != null) {
-            return new ReshardException(ReshardException.Kind.BAD_SHARD, "failed " + what + ": " + bad.getMessage(), bad);
-        }
-        Throwable root = e;
-        while (root.getCause() != null && root instanceof CroupierException) {
-            root = root.getCause();
-        }
-        return new ReshardException(ReshardException.Kind.IO, "failed " + what + ": " + root, e);
+        return ReshardDriver.failure(what, e, CroupierException.class);
     }
 
     /**

@@ -23,7 +23,7 @@ import dev.croupier.formats.reshard.KeyMap;
 import dev.croupier.formats.reshard.RecordMeta;
 import dev.croupier.formats.reshard.RecordOrdering;
 import dev.croupier.formats.reshard.RecordTransform;
-import dev.croupier.formats.reshard.ReshardException;
+import dev.croupier.formats.reshard.ReshardDriver;
 import dev.croupier.formats.reshard.ShardCreator;
 import dev.croupier.formats.reshard.ShardExtractor;
 import dev.croupier.formats.reshard.ShardPacking;
@@ -165,13 +165,7 @@ final class ReshardTasks {
         for (RecordMeta m : MetaBlock.decode(sorted)) {
             int t = cursor.place(m);
             if (t == ShardPacking.DROPPED) {
-                String msg = "record '" + m.key() + "' (input shard #" + m.shard() + ") matches "
-                        + (cursor.lastProblem() == -1 ? "no" : "more than one") + " ekm_file entry";
-                switch (missingKey) {
-                    case ABORT -> throw new ReshardException(ReshardException.Kind.CONTENT_KEY, msg);
-                    case WARN -> warnings.add(msg + "; dropped");
-                    case IGNORE -> { }
-                }
+                ReshardDriver.unmapped(m, cursor.lastProblem(), missingKey, warnings::add);
                 continue;
             }
             long id = ShardPacking.outputId(t, cursor.lastIndex());
