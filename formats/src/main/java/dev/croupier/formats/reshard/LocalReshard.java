@@ -7,6 +7,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -15,8 +17,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import java.util.stream.Stream;
 
-import dev.croupier.formats.BadShardException;
-import dev.croupier.formats.Reaction;
 import dev.croupier.formats.ShardFormat;
 
 /**
@@ -24,8 +24,10 @@ import dev.croupier.formats.ShardFormat;
  * in-memory store that spills to a work folder past the memory budget), sorting of record
  * metadata, and creation (output shards written in parallel). Every output shard is written
  * under a temporary name and all are renamed only after the whole job succeeded; a failed job
- * leaves no output shard and no temporary file. The distributed job reuses the same pieces:
- * {@link ShardExtractor}, {@link RecordOrdering}, {@link ShardPacking}, {@link ShardCreator}.
+ * leaves no output shard and no temporary file. What is not about threads and the local store
+ * is shared with the distributed job: its driver steps ({@link ReshardDriver}: input checks,
+ * key map, failures, output names) and {@link ShardExtractor}, {@link RecordOrdering},
+ * {@link ShardPacking}, {@link ShardCreator}.
  *
  * <p>Thread-safety: a LocalReshard is immutable; {@link #run()} may be called once at a time.
  */
@@ -80,8 +82,9 @@ public final class LocalReshard {
      */
     public ReshardResult run() {
         List<String> warnings = Collections.synchronizedList(new ArrayList<>());
-        List<Path> inputs = checkInputs(warnings);
-        KeyMap keyMap = readKeyMap(warnings);
+        ReshardDriver driver = new ReshardDriver(spec, base, onError, warnings::add);
+        List<Path> inputs = driver.checkInputs();
+        KeyMap keyMap = driver.readKeyMap();
         long memoryLimit = Math.min(spec.maxMemUsage().resolve(physicalMemory),
                 (long) (Runtime.getRuntime().maxMemory() * HEAP_SHARE));
         AtomicLong budget = new AtomicLong(memoryLimit);
@@ -94,8 +97,8 @@ public final class LocalReshard {
         ExtractionStore[] stores = new ExtractionStore[inputs.size()];
         try {
             long t0 = System.nanoTime();
-            List<Path> skipped = new ArrayList<>();
-            List<RecordMeta> all = extract(inputs, stores, budget, work, warnings, skipped);
+            List<RecordMeta> all = extract(inputs, stores, budget, work, warnings, driver);
+            List<Path> skipped = driver.skipped();
             long memory = 0;
             long spilled = 0;
             long bytes = 0;
@@ -114,7 +117,7 @@ public final class LocalReshard {
 
             long clockSeed = seedClock.getAsLong();
             List<RecordMeta> ordered = RecordOrdering.order(all, spec.algorithm(), clockSeed);
-            List<Planned> plan = plan(ordered, keyMap, warnings);
+            List<Planned> plan = plan(ordered, bytes, keyMap, driver, warnings);
             long t2 = System.nanoTime();
             ReshardResult.Phase sorting = new ReshardResult.Phase(0, ordered.size(), bytes, Duration.ofNanos(t2 - t1), 0, 0);
             long seed = spec.algorithm().kind() == Algorithm.Kind.SHUFFLE
@@ -149,30 +152,8 @@ public final class LocalReshard {
         }
     }
 
-    /** Missing shards are reported by name, all of them, before any work starts. */
-    private List<Path> checkInputs(List<String> warnings) {
-        List<Path> inputs = spec.inputShards(base);
-        List<Path> present = new ArrayList<>(inputs.size());
-        List<Path> missing = new ArrayList<>();
-        for (Path p : inputs) {
-            (Files.isRegularFile(p) ? present : missing).add(p);
-        }
-        if (!missing.isEmpty()) {
-            if (spec.missingShards() == Reaction.ABORT) {
-                throw new ReshardException(ReshardException.Kind.MISSING_SHARDS, missing.size() + " of "
-                        + inputs.size() + " input shards are missing: " + missing);
-            }
-            if (spec.missingShards() == Reaction.WARN) {
-                for (Path m : missing) {
-                    warnings.add("missing input shard " + m);
-                }
-            }
-        }
-        return present;
-    }
-
     private List<RecordMeta> extract(List<Path> inputs, ExtractionStore[] stores, AtomicLong budget, Path work,
-                                     List<String> warnings, List<Path> skipped) {
+                                     List<String> warnings, ReshardDriver driver) {
         int threads = threads(spec.extractConcurrencyMaxLimit(), inputs.size());
         AtomicLong extracted = new AtomicLong();
         String contentExt = spec.algorithm().kind() == Algorithm.Kind.CONTENT ? spec.algorithm().extension() : null;
@@ -196,13 +177,11 @@ public final class LocalReshard {
                     all.addAll(futures.get(i).get());
                 } catch (ExecutionException e) {
                     Throwable c = e.getCause();
-                    if (c instanceof BadShardException bad && onError == OnError.SKIP) {
-                        warnings.add("skipped input shard " + inputs.get(i) + ": " + bad.getMessage());
-                        skipped.add(inputs.get(i));
+                    if (driver.skip(inputs.get(i), c)) {
                         closeQuietly(stores[i]);
                         continue;
                     }
-                    throw failure("extracting " + inputs.get(i), c);
+                    throw ReshardDriver.failure("extracting " + inputs.get(i), c, ExecutionException.class);
                 }
             }
             return all;
@@ -246,7 +225,7 @@ public final class LocalReshard {
                 }
             }
             if (failure != null) {
-                throw failure("creating output shards", failure);
+                throw ReshardDriver.failure("creating output shards", failure, ExecutionException.class);
             }
             List<ReshardResult.OutputShard> out = new ArrayList<>();
             for (ShardCreator.Created c : done) {
@@ -279,79 +258,34 @@ public final class LocalReshard {
     private record Planned(Path target, ShardFormat format, List<RecordMeta> records) {
     }
 
-    private KeyMap readKeyMap(List<String> warnings) {
-        if (spec.ekmFile().isEmpty()) {
-            return null;
-        }
-        Path file = base.resolve(spec.ekmFile().get());
-        try {
-            return KeyMap.read(file, spec.ekmFileSep(), spec.ekmMalformedLine(), warnings::add);
-        } catch (IOException e) {
-            throw new ReshardException(ReshardException.Kind.IO, "cannot read ekm_file " + file + ": " + e.getMessage(), e);
-        }
-    }
-
-    /** Cuts ordered records into output shards: one template (output_format), or one per key map template. */
-    private List<Planned> plan(List<RecordMeta> ordered, KeyMap keyMap, List<String> warnings) {
-        ShardFormat defaultFormat = ShardFormat.forExtension(spec.outputExtension()).orElseThrow();
-        List<Planned> plan = new ArrayList<>();
-        if (keyMap == null) {
-            int[] ends = ends(ordered, spec.outputFormat());
-            for (int i = 0; i < ends.length; i++) {
-                plan.add(new Planned(spec.outputShard(i, base), defaultFormat,
-                        ordered.subList(i == 0 ? 0 : ends[i - 1], ends[i])));
-            }
-            return plan;
-        }
-        List<List<RecordMeta>> groups = new ArrayList<>();
-        keyMap.templates().forEach(t -> groups.add(new ArrayList<>()));
+    /**
+     * Cuts ordered records into output shards with {@link ShardPacking}: one template
+     * (output_format), or one per key map template, in template then index order.
+     */
+    private List<Planned> plan(List<RecordMeta> ordered, long totalBytes, KeyMap keyMap, ReshardDriver driver,
+                               List<String> warnings) {
+        ShardPacking packing = ShardPacking.start(spec, keyMap, totalBytes);
+        TreeMap<Long, List<RecordMeta>> shards = new TreeMap<>();
         for (RecordMeta m : ordered) {
-            int t = keyMap.templateFor(m.key());
-            if (t < 0) {
-                String msg = "record '" + m.key() + "' (input shard #" + m.shard() + ") matches "
-                        + (t == -1 ? "no" : "more than one") + " ekm_file entry";
-                switch (spec.ekmMissingKey()) {
-                    case ABORT -> throw new ReshardException(ReshardException.Kind.CONTENT_KEY, msg);
-                    case WARN -> warnings.add(msg + "; dropped");
-                    case IGNORE -> { }
-                }
+            int t = packing.place(m);
+            if (t == ShardPacking.DROPPED) {
+                ReshardDriver.unmapped(m, packing.lastProblem(), spec.ekmMissingKey(), warnings::add);
                 continue;
             }
-            groups.get(t).add(m);
+            shards.computeIfAbsent(ShardPacking.outputId(t, packing.lastIndex()), k -> new ArrayList<>()).add(m);
         }
-        for (int t = 0; t < groups.size(); t++) {
-            NameTemplate template = keyMap.templates().get(t);
-            List<RecordMeta> group = groups.get(t);
-            int[] ends = ends(group, template);
-            if (ends.length > template.count()) {
-                throw new ReshardException(ReshardException.Kind.OUT_OF_NAMES, "ekm_file template '" + template
-                        + "' gives " + template.count() + " names but " + ends.length + " output shards are needed");
-            }
-            for (int i = 0; i < ends.length; i++) {
-                String name = template.name(i);
-                plan.add(new Planned(base.resolve(name), ShardFormat.forName(name).orElse(defaultFormat),
-                        group.subList(i == 0 ? 0 : ends[i - 1], ends[i])));
-            }
+        long[] counts = new long[ShardPacking.templates(keyMap)];
+        for (long id : shards.keySet()) {
+            counts[ShardPacking.templateOf(id)] = ShardPacking.indexOf(id) + 1;
+        }
+        driver.checkNames(counts);
+        List<Planned> plan = new ArrayList<>(shards.size());
+        for (Map.Entry<Long, List<RecordMeta>> e : shards.entrySet()) {
+            ReshardDriver.OutputName out = driver.output(ShardPacking.templateOf(e.getKey()),
+                    ShardPacking.indexOf(e.getKey()));
+            plan.add(new Planned(out.path(), out.format(), e.getValue()));
         }
         return plan;
-    }
-
-    private int[] ends(List<RecordMeta> ordered, NameTemplate template) {
-        if (spec.outputShardRecords() > 0) {
-            return ShardPacking.byCount(ordered, spec.outputShardRecords());
-        }
-        return ShardPacking.bySize(ordered, spec.outputShardSize() > 0 ? spec.outputShardSize()
-                : ShardPacking.autoSize(ordered, template.count()));
-    }
-
-    private static ReshardException failure(String what, Throwable c) {
-        if (c instanceof ReshardException r) {
-            return r;
-        }
-        if (c instanceof BadShardException bad) {
-            return new ReshardException(ReshardException.Kind.BAD_SHARD, "failed " + what + ": " + bad.getMessage(), bad);
-        }
-        return new ReshardException(ReshardException.Kind.IO, "failed " + what + ": " + c, c);
     }
 
     private static int threads(int limit, int work) {

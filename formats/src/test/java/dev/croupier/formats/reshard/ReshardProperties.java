@@ -24,7 +24,6 @@ import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
-import net.jqwik.api.constraints.IntRange;
 
 /**
  * One property for every algorithm: resharding preserves the multiset of records, never splits
@@ -199,29 +198,6 @@ class ReshardProperties {
                 Files.delete(p);
             }
         }
-    }
-
-    @Property(tries = 200)
-    void packingBySizeKeepsEveryShardWithinOneRecordOfTarget(
-            @ForAll("sizes") List<Long> sizes, @ForAll @IntRange(min = 1, max = 5000) int target) {
-        List<RecordMeta> metas = new ArrayList<>();
-        for (int i = 0; i < sizes.size(); i++) {
-            metas.add(new RecordMeta("k" + i, sizes.get(i), 0, i, null, i));
-        }
-        int[] ends = ShardPacking.bySize(metas, target);
-        int start = 0;
-        for (int s = 0; s < ends.length; s++) {
-            assertTrue(ends[s] > start, "no empty shard");
-            long sum = 0;
-            for (int i = start; i < ends[s]; i++) {
-                sum += sizes.get(i);
-            }
-            if (s < ends.length - 1) {
-                assertTrue(sum >= target && sum - sizes.get(ends[s] - 1) < target);
-            }
-            start = ends[s];
-        }
-        assertEquals(sizes.size(), start, "every record packed once");
     }
 
     @Property(tries = 100)

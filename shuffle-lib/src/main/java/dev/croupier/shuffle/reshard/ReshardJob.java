@@ -20,21 +20,21 @@ import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
-import dev.croupier.formats.BadShardException;
 import dev.croupier.formats.Reaction;
 import dev.croupier.formats.ShardFormat;
 import dev.croupier.formats.reshard.Algorithm;
 import dev.croupier.formats.reshard.KeyMap;
 import dev.croupier.formats.reshard.LocalReshard;
 import dev.croupier.formats.reshard.MemoryLimit;
-import dev.croupier.formats.reshard.NameTemplate;
 import dev.croupier.formats.reshard.RecordMeta;
 import dev.croupier.formats.reshard.RecordOrdering;
 import dev.croupier.formats.reshard.RecordTransform;
+import dev.croupier.formats.reshard.ReshardDriver;
 import dev.croupier.formats.reshard.ReshardException;
 import dev.croupier.formats.reshard.ReshardProgress;
 import dev.croupier.formats.reshard.ReshardResult;
 import dev.croupier.formats.reshard.ReshardSpec;
+import dev.croupier.formats.reshard.ShardPacking;
 import dev.croupier.futures.Affinity;
 import dev.croupier.futures.Cluster;
 import dev.croupier.futures.ClusterStats;
@@ -130,14 +130,15 @@ public final class ReshardJob {
                     + "object-store memory (" + storeMemory + " bytes): extracted records stay in memory up to the "
                     + "stores' capacity before they spill; size the cluster's stores to enforce it");
         }
-        List<Path> inputs = checkInputs(warnings);
-        KeyMap keyMap = readKeyMap(warnings);
+        ReshardDriver driver = new ReshardDriver(spec, base, onError, warnings::add);
+        List<Path> inputs = driver.checkInputs();
+        KeyMap keyMap = driver.readKeyMap();
         List<ObjectRef<?>> owned = new ArrayList<>();
         ShuffleResult<byte[]> sorted = null;
         try {
             long t0 = System.nanoTime();
             long spilled0 = spilled(cluster);
-            Extraction ex = extract(cluster, inputs, owned, warnings);
+            Extraction ex = extract(cluster, inputs, owned, warnings, driver);
             long t1 = System.nanoTime();
             ReshardResult.Phase extraction = new ReshardResult.Phase(ex.metas.size(), ex.records, ex.bytes,
                     Duration.ofNanos(t1 - t0), inMemory(cluster), spilled(cluster) - spilled0);
@@ -152,13 +153,13 @@ public final class ReshardJob {
             int partitions = sortPartitions > 0 ? sortPartitions
                     : Math.max(1, Math.min(ex.metas.size(), 2 * cluster.aliveNodes().size()));
             sorted = sort(cluster, ex, partitions, seed, owned);
-            long packTarget = packTarget(ex.bytes);
-            boolean byCount = spec.outputShardRecords() > 0;
+            long packTarget = ShardPacking.target(spec, ex.bytes);
+            boolean byCount = ShardPacking.byCount(spec);
             List<PlanSummary> plans = plan(cluster, sorted.refs(), keyMap, packTarget, byCount, owned);
             for (PlanSummary p : plans) {
                 warnings.addAll(p.warnings());
             }
-            Map<Long, Output> outputs = outputs(plans, keyMap);
+            Map<Long, Output> outputs = outputs(plans, keyMap, driver);
             long t2 = System.nanoTime();
             ReshardResult.Phase sorting = new ReshardResult.Phase(partitions, ex.records, ex.bytes,
                     Duration.ofNanos(t2 - t1), inMemory(cluster), spilled(cluster) - spilled0 - extraction.spilledBytes());
@@ -189,40 +190,6 @@ public final class ReshardJob {
         }
     }
 
-    /** Missing shards are reported by name, all of them, before any work starts. */
-    private List<Path> checkInputs(List<String> warnings) {
-        List<Path> inputs = spec.inputShards(base);
-        List<Path> present = new ArrayList<>(inputs.size());
-        List<Path> missing = new ArrayList<>();
-        for (Path p : inputs) {
-            (Files.isRegularFile(p) ? present : missing).add(p);
-        }
-        if (!missing.isEmpty()) {
-            if (spec.missingShards() == Reaction.ABORT) {
-                throw new ReshardException(ReshardException.Kind.MISSING_SHARDS, missing.size() + " of "
-                        + inputs.size() + " input shards are missing: " + missing);
-            }
-            if (spec.missingShards() == Reaction.WARN) {
-                for (Path m : missing) {
-                    warnings.add("missing input shard " + m);
-                }
-            }
-        }
-        return present;
-    }
-
-    private KeyMap readKeyMap(List<String> warnings) {
-        if (spec.ekmFile().isEmpty()) {
-            return null;
-        }
-        Path file = base.resolve(spec.ekmFile().get());
-        try {
-            return KeyMap.read(file, spec.ekmFileSep(), spec.ekmMalformedLine(), warnings::add);
-        } catch (IOException e) {
-            throw new ReshardException(ReshardException.Kind.IO, "cannot read ekm_file " + file + ": " + e.getMessage(), e);
-        }
-    }
-
     /**
      * One extracted input shard: its frame, and the node it was extracted on (asked for; a node
      * death may have moved it, which costs a fetch, not a result).
@@ -243,7 +210,8 @@ public final class ReshardJob {
     }
 
     @SuppressWarnings("unchecked")
-    private Extraction extract(Cluster cluster, List<Path> inputs, List<ObjectRef<?>> owned, List<String> warnings) {
+    private Extraction extract(Cluster cluster, List<Path> inputs, List<ObjectRef<?>> owned, List<String> warnings,
+                               ReshardDriver driver) {
         String contentExt = spec.algorithm().kind() == Algorithm.Kind.CONTENT ? spec.algorithm().extension() : null;
         boolean keepBytes = !dryRun;
         Reaction duplicates = spec.duplicatedRecords();
@@ -265,29 +233,22 @@ public final class ReshardJob {
         }
         Map<Integer, Extracted> extracted = new HashMap<>();
         List<ObjectRef<byte[]>> metas = new ArrayList<>();
-        List<Path> skipped = new ArrayList<>();
         long records = 0;
         long bytes = 0;
         RuntimeException failure = null;
         for (int i = 0; i < inputs.size(); i++) {
-            String report;
+            ReshardTasks.ExtractionReport report;
             try {
-                report = (String) refs.get(i).get(2).get();
+                report = ReshardTasks.ExtractionReport.decode((byte[]) refs.get(i).get(2).get());
             } catch (CroupierException e) {
-                BadShardException bad = cause(e, BadShardException.class);
-                if (bad != null && onError == LocalReshard.OnError.SKIP) {
-                    warnings.add("skipped input shard " + inputs.get(i) + ": " + bad.getMessage());
-                    skipped.add(inputs.get(i));
-                } else if (failure == null) {
+                if (!driver.skip(inputs.get(i), e) && failure == null) {
                     failure = failure("extracting " + inputs.get(i), e);
                 }
                 continue;
             }
-            String[] lines = report.split("\n");
-            String[] counts = lines[0].split(" ");
-            records += Long.parseLong(counts[0]);
-            bytes += Long.parseLong(counts[1]);
-            warnings.addAll(List.of(lines).subList(1, lines.length));
+            records += report.records();
+            bytes += report.bytes();
+            warnings.addAll(report.warnings());
             ObjectRef<MemorySegment> frame = (ObjectRef<MemorySegment>) (ObjectRef<?>) refs.get(i).get(0);
             extracted.put(i, new Extracted(alive.get(i % nodes), frame));
             metas.add((ObjectRef<byte[]>) (ObjectRef<?>) refs.get(i).get(1));
@@ -295,7 +256,7 @@ public final class ReshardJob {
         if (failure != null) {
             throw failure;
         }
-        return new Extraction(extracted, metas, records, bytes, skipped);
+        return new Extraction(extracted, metas, records, bytes, driver.skipped());
     }
 
     private ShuffleResult<byte[]> sort(Cluster cluster, Extraction ex, int partitions, long seed,
@@ -339,22 +300,10 @@ public final class ReshardJob {
         return result;
     }
 
-    /** The shard size to pack to: the spec's, or dSort's ceil(total bytes / names) for a bounded template. */
-    private long packTarget(long totalBytes) {
-        if (spec.outputShardRecords() > 0) {
-            return spec.outputShardRecords();
-        }
-        if (spec.outputShardSize() > 0) {
-            return spec.outputShardSize();
-        }
-        long names = spec.outputFormat().count();
-        return Math.max(1, (totalBytes + names - 1) / names);
-    }
-
     private List<PlanSummary> plan(Cluster cluster, List<ObjectRef<byte[]>> sortedRefs, KeyMap keyMap, long target,
                                    boolean byCount, List<ObjectRef<?>> owned) {
         Reaction missingKey = spec.ekmMissingKey();
-        long[] start = new long[2 * PackingCursor.templates(keyMap)];
+        long[] start = new long[2 * ShardPacking.templates(keyMap)];
         byte[] initial = new PlanSummary(start, start, List.of(), List.of()).encode();
         List<ObjectRef<byte[]>> summaries = new ArrayList<>(sortedRefs.size());
         Object previous = initial;
@@ -394,16 +343,16 @@ public final class ReshardJob {
         }
 
         long id() {
-            return ReshardTasks.outputId(template, index);
+            return ShardPacking.outputId(template, index);
         }
     }
 
-    private Map<Long, Output> outputs(List<PlanSummary> plans, KeyMap keyMap) {
+    private Map<Long, Output> outputs(List<PlanSummary> plans, KeyMap keyMap, ReshardDriver driver) {
         Map<Long, Output> outputs = new LinkedHashMap<>();
-        long[] counts = new long[PackingCursor.templates(keyMap)];
+        long[] counts = new long[ShardPacking.templates(keyMap)];
         for (int p = 0; p < plans.size(); p++) {
             for (PlanSummary.Piece piece : plans.get(p).pieces()) {
-                Output o = outputs.computeIfAbsent(ReshardTasks.outputId(piece.template(), piece.index()),
+                Output o = outputs.computeIfAbsent(ShardPacking.outputId(piece.template(), piece.index()),
                         k -> new Output(piece.template(), piece.index()));
                 o.records += piece.records();
                 o.bytes += piece.bytes();
@@ -414,28 +363,11 @@ public final class ReshardJob {
                 counts[piece.template()] = Math.max(counts[piece.template()], piece.index() + 1);
             }
         }
-        ShardFormat defaultFormat = ShardFormat.forExtension(spec.outputExtension()).orElseThrow();
-        for (int t = 0; t < counts.length; t++) {
-            if (keyMap != null && counts[t] > keyMap.templates().get(t).count()) {
-                NameTemplate template = keyMap.templates().get(t);
-                throw new ReshardException(ReshardException.Kind.OUT_OF_NAMES, "ekm_file template '" + template
-                        + "' gives " + template.count() + " names but " + counts[t] + " output shards are needed");
-            }
-            if (keyMap == null && counts[t] > spec.outputFormat().count()) {
-                throw new ReshardException(ReshardException.Kind.OUT_OF_NAMES, "output_format '" + spec.outputFormat()
-                        + "' gives " + spec.outputFormat().count() + " names but " + counts[t]
-                        + " output shards are needed");
-            }
-        }
+        driver.checkNames(counts);
         for (Output o : outputs.values()) {
-            if (keyMap == null) {
-                o.path = spec.outputShard(o.index, base);
-                o.format = defaultFormat;
-            } else {
-                String name = keyMap.templates().get(o.template).name(o.index);
-                o.path = base.resolve(name);
-                o.format = ShardFormat.forName(name).orElse(defaultFormat);
-            }
+            ReshardDriver.OutputName name = driver.output(o.template, o.index);
+            o.path = name.path();
+            o.format = name.format();
         }
         return outputs;
     }
@@ -492,7 +424,7 @@ public final class ReshardJob {
         RecordTransform fn = transform;
         AtomicLong done = new AtomicLong();
         Throttle throttle = new Throttle(cluster, spec.createConcurrencyMaxLimit());
-        List<ObjectRef<String>> refs = new ArrayList<>(order.size());
+        List<ObjectRef<byte[]>> refs = new ArrayList<>(order.size());
         List<Integer> alive = cluster.aliveNodes();
         int[] home = new int[order.size()];
         for (int k = 0; k < order.size(); k++) {
@@ -511,21 +443,20 @@ public final class ReshardJob {
                     carries[i] = plans.get(o.partitions.get(i)).carryIn();
                 }
                 int[] shardIds = o.shards.stream().mapToInt(Integer::intValue).toArray();
-                int[] isCut = new int[shardIds.length];
+                boolean[] isCut = new boolean[shardIds.length];
                 List<ObjectRef<MemorySegment>> frames = new ArrayList<>(shardIds.length);
                 for (int i = 0; i < shardIds.length; i++) {
                     Gather g = ex.nodeOf(shardIds[i]) == home[k] ? null : gathers.get(shardIds[i]);
-                    isCut[i] = g == null ? 0 : 1;
+                    isCut[i] = g != null;
                     frames.add(g == null ? ex.frameOf(shardIds[i]) : g.frameFor(o.id()));
                 }
-                int[][] sources = {shardIds, isCut};
-                long[] which = {o.template, o.index};
-                String[] target = {o.path.toString(), o.format.defaultExtension()};
+                ReshardTasks.ShardOrder shardOrder = new ReshardTasks.ShardOrder(o.template, o.index, o.path.toString(),
+                        o.format.defaultExtension(), carries, shardIds, isCut);
                 throttle.beforeSubmit();
-                ObjectRef<String> r = cluster.task(
-                        (List<byte[]> ps, List<MemorySegment> fs, long[][] cs, int[][] src, long[] w, String[] tg) ->
-                                ReshardTasks.create(ps, fs, cs, src, w, tg, keyMap, packTarget, byCount, fn),
-                        ObjectRef.all(parts), ObjectRef.all(frames), carries, sources, which, target)
+                ObjectRef<byte[]> r = cluster.task(
+                        (List<byte[]> ps, List<MemorySegment> fs, ReshardTasks.ShardOrder so) ->
+                                ReshardTasks.create(ps, fs, so, keyMap, packTarget, byCount, fn),
+                        ObjectRef.all(parts), ObjectRef.all(frames), shardOrder)
                         .name("reshard-create").onNode(home[k], Affinity.SOFT).remote();
                 refs.add(r);
                 throttle.submitted(r);
@@ -541,11 +472,11 @@ public final class ReshardJob {
             }
         }
         // Wait for every task, even after a failure, so no finished temporary file is missed.
-        List<String[]> created = new ArrayList<>(refs.size());
+        List<ReshardTasks.CreatedShard> created = new ArrayList<>(refs.size());
         RuntimeException failure = null;
         for (int i = 0; i < refs.size(); i++) {
             try {
-                created.add(refs.get(i).get().split("\n"));
+                created.add(ReshardTasks.CreatedShard.decode(refs.get(i).get()));
             } catch (CroupierException e) {
                 created.add(null);
                 if (failure == null) {
@@ -553,7 +484,7 @@ public final class ReshardJob {
                 }
             }
         }
-        for (ObjectRef<String> r : refs) {
+        for (ObjectRef<byte[]> r : refs) {
             r.release();
         }
         if (failure != null) {
@@ -563,12 +494,11 @@ public final class ReshardJob {
         List<ReshardResult.OutputShard> out = new ArrayList<>(order.size());
         try {
             for (int i = 0; i < order.size(); i++) {
-                String[] c = created.get(i);
+                ReshardTasks.CreatedShard c = created.get(i);
                 Path target = order.get(i).path;
-                new dev.croupier.formats.PendingShard(Path.of(c[0]), target, Long.parseLong(c[1])).commit();
+                new dev.croupier.formats.PendingShard(Path.of(c.temporary()), target, c.fileBytes()).commit();
                 created.set(i, null);
-                out.add(new ReshardResult.OutputShard(target, Long.parseLong(c[2]), Long.parseLong(c[3]),
-                        Long.parseLong(c[1])));
+                out.add(new ReshardResult.OutputShard(target, c.records(), c.contentBytes(), c.fileBytes()));
             }
         } catch (IOException e) {
             discard(created);
@@ -609,12 +539,12 @@ public final class ReshardJob {
             return Map.of();
         }
         int[] cutShards = awayOutputs.keySet().stream().mapToInt(Integer::intValue).toArray();
-        List<List<ObjectRef<long[]>>> routes = new ArrayList<>(sortedRefs.size());
+        List<List<ObjectRef<byte[]>>> routes = new ArrayList<>(sortedRefs.size());
         for (int p = 0; p < sortedRefs.size(); p++) {
             long[] carryIn = plans.get(p).carryIn();
-            List<ObjectRef<long[]>> r = cluster.task((byte[] sorted) ->
+            List<ObjectRef<byte[]>> r = cluster.task((byte[] sorted) ->
                             ReshardTasks.route(sorted, carryIn, cutShards, keyMap, packTarget, byCount), sortedRefs.get(p))
-                    .name("reshard-route").<long[]>numReturns(cutShards.length).remote();
+                    .name("reshard-route").<byte[]>numReturns(cutShards.length).remote();
             gathered.addAll(r);
             routes.add(r);
         }
@@ -622,11 +552,11 @@ public final class ReshardJob {
         for (int j = 0; j < cutShards.length; j++) {
             int shard = cutShards[j];
             long[] outputs = awayOutputs.get(shard).stream().mapToLong(Long::longValue).toArray();
-            List<ObjectRef<long[]>> forShard = new ArrayList<>(routes.size());
-            for (List<ObjectRef<long[]>> r : routes) {
+            List<ObjectRef<byte[]>> forShard = new ArrayList<>(routes.size());
+            for (List<ObjectRef<byte[]>> r : routes) {
                 forShard.add(r.get(j));
             }
-            List<ObjectRef<MemorySegment>> frames = cluster.task((MemorySegment frame, List<long[]> rs) ->
+            List<ObjectRef<MemorySegment>> frames = cluster.task((MemorySegment frame, List<byte[]> rs) ->
                             ReshardTasks.cut(frame, rs, outputs), ex.frameOf(shard), ObjectRef.all(forShard))
                     .name("reshard-cut").onNode(ex.nodeOf(shard), Affinity.SOFT)
                     .<MemorySegment>numReturns(outputs.length).remote();
@@ -636,11 +566,11 @@ public final class ReshardJob {
         return gathers;
     }
 
-    private static void discardAll(List<ObjectRef<String>> refs) {
-        List<String[]> created = new ArrayList<>();
-        for (ObjectRef<String> r : refs) {
+    private static void discardAll(List<ObjectRef<byte[]>> refs) {
+        List<ReshardTasks.CreatedShard> created = new ArrayList<>();
+        for (ObjectRef<byte[]> r : refs) {
             try {
-                created.add(r.get().split("\n"));
+                created.add(ReshardTasks.CreatedShard.decode(r.get()));
             } catch (CroupierException e) {
                 created.add(null);
             }
@@ -649,11 +579,11 @@ public final class ReshardJob {
         discard(created);
     }
 
-    private static void discard(List<String[]> created) {
-        for (String[] c : created) {
+    private static void discard(List<ReshardTasks.CreatedShard> created) {
+        for (ReshardTasks.CreatedShard c : created) {
             if (c != null) {
                 try {
-                    Files.deleteIfExists(Path.of(c[0]));
+                    Files.deleteIfExists(Path.of(c.temporary()));
                 } catch (IOException ignored) {
                     // Nothing more can be done; the name is a dot-file with a .tmp suffix.
                 }
@@ -700,30 +630,9 @@ public final class ReshardJob {
         return cluster.stats().nodes().stream().mapToLong(ClusterStats.NodeStats::bytesInMemory).sum();
     }
 
-    private static <T extends Throwable> T cause(Throwable e, Class<T> type) {
-        for (Throwable c = e; c != null; c = c.getCause()) {
-            if (type.isInstance(c)) {
-                return type.cast(c);
-            }
-        }
-        return null;
-    }
-
     /** The task's own failure as the job's typed error (a bad shard, a content key, out of names...). */
     private static ReshardException failure(String what, Throwable e) {
-        ReshardException r = cause(e, ReshardException.class);
-        if (r != null) {
-            return r;
-        }
-        BadShardException bad = cause(e, BadShardException.class);
-        if (bad != null) {
-            return new ReshardException(ReshardException.Kind.BAD_SHARD, "failed " + what + ": " + bad.getMessage(), bad);
-        }
-        Throwable root = e;
-        while (root.getCause() != null && root instanceof CroupierException) {
-            root = root.getCause();
-        }
-        return new ReshardException(ReshardException.Kind.IO, "failed " + what + ": " + root, e);
+        return ReshardDriver.failure(what, e, CroupierException.class);
     }
 
     /**

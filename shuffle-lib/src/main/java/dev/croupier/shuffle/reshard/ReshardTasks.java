@@ -1,6 +1,8 @@
 package dev.croupier.shuffle.reshard;
 
 import java.io.IOException;
+import java.io.Serial;
+import java.io.Serializable;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,9 +23,10 @@ import dev.croupier.formats.reshard.KeyMap;
 import dev.croupier.formats.reshard.RecordMeta;
 import dev.croupier.formats.reshard.RecordOrdering;
 import dev.croupier.formats.reshard.RecordTransform;
-import dev.croupier.formats.reshard.ReshardException;
+import dev.croupier.formats.reshard.ReshardDriver;
 import dev.croupier.formats.reshard.ShardCreator;
 import dev.croupier.formats.reshard.ShardExtractor;
+import dev.croupier.formats.reshard.ShardPacking;
 
 /**
  * Design note: the bodies of the reshard job's tasks, as static functions of plain values so
@@ -49,7 +52,7 @@ final class ReshardTasks {
     /**
      * Extraction of one input shard.
      *
-     * @return [extracted shard frame, metadata block, report: "records bytes" then one warning per line]
+     * @return [extracted shard frame, metadata block, {@link ExtractionReport} frame]
      */
     static List<Object> extract(String shard, int index, boolean keepBytes, Reaction duplicates, String contentExtension)
             throws IOException {
@@ -63,11 +66,7 @@ final class ReshardTasks {
         for (RecordMeta m : metas) {
             bytes += m.size();
         }
-        StringBuilder report = new StringBuilder().append(metas.size()).append(' ').append(bytes);
-        for (String w : warnings) {
-            report.append('\n').append(w.replace('\n', ' '));
-        }
-        return List.of(sink.finish(), MetaBlock.encode(metas), report.toString());
+        return List.of(sink.finish(), MetaBlock.encode(metas), new ExtractionReport(metas.size(), bytes, warnings).encode());
     }
 
     /** Up to {@code samples} records of a shard's metadata, evenly spaced in extraction order. */
@@ -159,23 +158,17 @@ final class ReshardTasks {
     static byte[] plan(byte[] sorted, byte[] previous, KeyMap keyMap, long target, boolean byCount,
                        Reaction missingKey) {
         long[] carryIn = PlanSummary.decode(previous).carryOut();
-        PackingCursor cursor = new PackingCursor(keyMap, target, byCount, carryIn);
+        ShardPacking cursor = new ShardPacking(keyMap, target, byCount, carryIn);
         Map<Long, long[]> sizes = new LinkedHashMap<>();
         Map<Long, BitSet> shards = new LinkedHashMap<>();
         List<String> warnings = new ArrayList<>();
         for (RecordMeta m : MetaBlock.decode(sorted)) {
             int t = cursor.place(m);
-            if (t == PackingCursor.DROPPED) {
-                String msg = "record '" + m.key() + "' (input shard #" + m.shard() + ") matches "
-                        + (cursor.lastProblem() == -1 ? "no" : "more than one") + " ekm_file entry";
-                switch (missingKey) {
-                    case ABORT -> throw new ReshardException(ReshardException.Kind.CONTENT_KEY, msg);
-                    case WARN -> warnings.add(msg + "; dropped");
-                    case IGNORE -> { }
-                }
+            if (t == ShardPacking.DROPPED) {
+                ReshardDriver.unmapped(m, cursor.lastProblem(), missingKey, warnings::add);
                 continue;
             }
-            long id = outputId(t, cursor.lastIndex());
+            long id = ShardPacking.outputId(t, cursor.lastIndex());
             long[] s = sizes.computeIfAbsent(id, k -> new long[2]);
             s[0]++;
             s[1] += m.size();
@@ -184,8 +177,8 @@ final class ReshardTasks {
         List<PlanSummary.Piece> pieces = new ArrayList<>(sizes.size());
         for (Map.Entry<Long, long[]> e : sizes.entrySet()) {
             long id = e.getKey();
-            pieces.add(new PlanSummary.Piece((int) (id >>> 40), id & ((1L << 40) - 1), e.getValue()[0], e.getValue()[1],
-                    shards.get(id).stream().toArray()));
+            pieces.add(new PlanSummary.Piece(ShardPacking.templateOf(id), ShardPacking.indexOf(id), e.getValue()[0],
+                    e.getValue()[1], shards.get(id).stream().toArray()));
         }
         return new PlanSummary(carryIn, cursor.carry(), pieces, warnings).encode();
     }
@@ -197,33 +190,30 @@ final class ReshardTasks {
      * @param sorted the partition's sorted metadata
      * @param carryIn the packing state carried into it
      * @param cutShards the input shard indices being cut, ascending
-     * @return one {@code long[]} per cut shard: (output id, handle) pairs in plan order, where an
-     *         output id is {@code template << 40 | index}
+     * @return one {@link Routes} frame per cut shard
      */
     static List<Object> route(byte[] sorted, long[] carryIn, int[] cutShards, KeyMap keyMap, long target,
                               boolean byCount) {
-        List<LongStream.Builder> pairs = new ArrayList<>(cutShards.length);
+        List<LongStream.Builder> outputs = new ArrayList<>(cutShards.length);
+        List<LongStream.Builder> handles = new ArrayList<>(cutShards.length);
         for (int i = 0; i < cutShards.length; i++) {
-            pairs.add(LongStream.builder());
+            outputs.add(LongStream.builder());
+            handles.add(LongStream.builder());
         }
-        PackingCursor cursor = new PackingCursor(keyMap, target, byCount, carryIn);
+        ShardPacking cursor = new ShardPacking(keyMap, target, byCount, carryIn);
         for (RecordMeta m : MetaBlock.decode(sorted)) {
             int t = cursor.place(m);
             int at = Arrays.binarySearch(cutShards, m.shard());
-            if (t != PackingCursor.DROPPED && at >= 0) {
-                pairs.get(at).add(outputId(t, cursor.lastIndex())).add(m.handle());
+            if (t != ShardPacking.DROPPED && at >= 0) {
+                outputs.get(at).add(ShardPacking.outputId(t, cursor.lastIndex()));
+                handles.get(at).add(m.handle());
             }
         }
         List<Object> out = new ArrayList<>(cutShards.length);
-        for (LongStream.Builder b : pairs) {
-            out.add(b.build().toArray());
+        for (int i = 0; i < cutShards.length; i++) {
+            out.add(new Routes(outputs.get(i).build().toArray(), handles.get(i).build().toArray()).encode());
         }
         return out;
-    }
-
-    /** The id of output shard {@code index} of template {@code template}. */
-    static long outputId(long template, long index) {
-        return template << 40 | index;
     }
 
     /**
@@ -231,21 +221,22 @@ final class ReshardTasks {
      * node, just the records it takes, so only their bytes travel.
      *
      * @param extracted the extracted shard
-     * @param routes this shard's routing from every sorted partition, in partition order
+     * @param routes this shard's {@link Routes} frames from every sorted partition, in partition order
      * @param outputs the ids of the output shards to cut for, ascending
      * @return one frame per output in {@code outputs}, its records in plan order
      */
-    static List<Object> cut(MemorySegment extracted, List<long[]> routes, long[] outputs) {
+    static List<Object> cut(MemorySegment extracted, List<byte[]> routes, long[] outputs) {
         long[][] handles = new long[outputs.length][16];
         int[] counts = new int[outputs.length];
-        for (long[] pairs : routes) {
-            for (int i = 0; i < pairs.length; i += 2) {
-                int o = Arrays.binarySearch(outputs, pairs[i]);
+        for (byte[] frame : routes) {
+            Routes r = Routes.decode(frame);
+            for (int i = 0; i < r.outputs().length; i++) {
+                int o = Arrays.binarySearch(outputs, r.outputs()[i]);
                 if (o >= 0) {
                     if (counts[o] == handles[o].length) {
                         handles[o] = Arrays.copyOf(handles[o], 2 * counts[o]);
                     }
-                    handles[o][counts[o]++] = pairs[i + 1];
+                    handles[o][counts[o]++] = r.handles()[i];
                 }
             }
         }
@@ -260,49 +251,145 @@ final class ReshardTasks {
      * Creation of one output shard, left pending under a temporary name.
      *
      * @param parts the sorted partitions the shard spans, in order
-     * @param extracted for each input shard of {@code sources[0]}, its extracted frame, or the
+     * @param extracted for each input shard of {@code order.shards()}, its extracted frame, or the
      *        frame {@link #cut} made of it for this output
-     * @param carries the packing state carried into each of {@code parts}
-     * @param sources {@code sources[0]}: the input shard indices its records come from, ascending;
-     *        {@code sources[1][i]}: 1 if {@code extracted[i]} is a cut frame, else 0
-     * @param which {template, index} of the shard
-     * @param target {final path, format extension}
-     * @return "temporary path\nfile bytes\nrecords\ncontent bytes"
+     * @param order which shard, where, and from what
+     * @return a {@link CreatedShard} frame
      */
-    static String create(List<byte[]> parts, List<MemorySegment> extracted, long[][] carries, int[][] sources,
-                         long[] which, String[] target, KeyMap keyMap, long packTarget, boolean byCount,
-                         RecordTransform transform) throws IOException {
-        int[] shardIds = sources[0];
-        int[] isCut = sources[1];
+    static byte[] create(List<byte[]> parts, List<MemorySegment> extracted, ShardOrder order, KeyMap keyMap,
+                         long packTarget, boolean byCount, RecordTransform transform) throws IOException {
+        int[] shardIds = order.shards();
         // A cut frame holds this shard's records in plan order, so its handles count up from 0.
         long[] nextCutHandle = new long[shardIds.length];
         List<RecordMeta> records = new ArrayList<>();
         for (int i = 0; i < parts.size(); i++) {
-            PackingCursor cursor = new PackingCursor(keyMap, packTarget, byCount, carries[i]);
+            ShardPacking cursor = new ShardPacking(keyMap, packTarget, byCount, order.carries()[i]);
             for (RecordMeta m : MetaBlock.decode(parts.get(i))) {
                 int t = cursor.place(m);
-                if (t == which[0] && cursor.lastIndex() == which[1]) {
+                if (t == order.template() && cursor.lastIndex() == order.index()) {
                     int at = Arrays.binarySearch(shardIds, m.shard());
                     if (at < 0) {
                         throw new IllegalStateException("record '" + m.key() + "' of input shard #" + m.shard()
                                 + " was planned without its shard");
                     }
-                    records.add(isCut[at] == 0 ? m : new RecordMeta(m.key(), m.size(), m.shard(), m.offset(),
+                    records.add(!order.cut()[at] ? m : new RecordMeta(m.key(), m.size(), m.shard(), m.offset(),
                             m.contentKey(), nextCutHandle[at]++));
                 }
             }
         }
-        ShardFormat format = ShardFormat.forExtension(target[1]).orElseThrow(
-                () -> new IllegalStateException("no format for extension " + target[1]));
+        ShardFormat format = ShardFormat.forExtension(order.extension()).orElseThrow(
+                () -> new IllegalStateException("no format for extension " + order.extension()));
         ShardCreator.Created c = ShardCreator.create(records,
                 m -> ExtractedShard.load(extracted.get(Arrays.binarySearch(shardIds, m.shard())), m.key(), m.handle()),
-                format, Path.of(target[0]), transform);
+                format, Path.of(order.path()), transform);
         if (Thread.currentThread().isInterrupted()) {
             // Cancelled, or its node died while it wrote (the shard writer's streams ignore
             // interrupts): nobody will commit or discard this file by name, so remove it here.
             Files.deleteIfExists(c.pending().temporary());
-            throw new java.io.InterruptedIOException("creation of " + target[0] + " was interrupted");
+            throw new java.io.InterruptedIOException("creation of " + order.path() + " was interrupted");
         }
-        return c.pending().temporary() + "\n" + c.pending().size() + "\n" + c.records() + "\n" + c.contentBytes();
+        return new CreatedShard(c.pending().temporary().toString(), c.pending().size(), c.records(), c.contentBytes())
+                .encode();
+    }
+
+    /**
+     * What one creation task is to make. A task argument, not a result: arguments travel with
+     * the task's code, whose allow-list takes Croupier's own classes.
+     *
+     * @param template the shard's template (0 without a key map)
+     * @param index its index within the template
+     * @param path its final path
+     * @param extension the extension naming its format
+     * @param carries the packing state carried into each sorted partition it spans, in order
+     * @param shards the input shard indices its records come from, ascending
+     * @param cut for each of {@code shards}, whether its frame is one {@link #cut} made for this
+     *        shard (else the whole extracted shard)
+     */
+    record ShardOrder(int template, long index, String path, String extension, long[][] carries, int[] shards,
+                      boolean[] cut) implements Serializable {
+        @Serial
+        private static final long serialVersionUID = 1L;
+    }
+
+    /**
+     * What extracting one input shard found besides its frame and metadata.
+     *
+     * @param records how many records
+     * @param bytes their content bytes
+     * @param warnings one line each (duplicates, skipped entries)
+     */
+    record ExtractionReport(long records, long bytes, List<String> warnings) {
+        byte[] encode() {
+            TaskFrame.Writer w = new TaskFrame.Writer().putLong(records).putLong(bytes).putInt(warnings.size());
+            warnings.forEach(w::putString);
+            return w.toBytes();
+        }
+
+        static ExtractionReport decode(byte[] frame) {
+            TaskFrame.Reader r = new TaskFrame.Reader(frame, "extraction report");
+            long records = r.getLong();
+            long bytes = r.getLong();
+            List<String> warnings = new ArrayList<>();
+            for (int i = r.getInt(); i > 0; i--) {
+                warnings.add(r.getString());
+            }
+            return new ExtractionReport(records, bytes, List.copyOf(warnings));
+        }
+    }
+
+    /**
+     * Where one sorted partition sends the records of one input shard being cut: record
+     * {@code i} (in plan order) has handle {@code handles[i]} and goes to output shard
+     * {@code outputs[i]} (a {@link ShardPacking#outputId}). Two arrays, not an object per record.
+     *
+     * @param outputs output ids
+     * @param handles record handles in the extracted shard, as many as {@code outputs}
+     */
+    record Routes(long[] outputs, long[] handles) {
+        Routes {
+            if (outputs.length != handles.length) {
+                throw new IllegalArgumentException(outputs.length + " outputs for " + handles.length + " handles");
+            }
+        }
+
+        byte[] encode() {
+            TaskFrame.Writer w = new TaskFrame.Writer().putInt(outputs.length);
+            for (int i = 0; i < outputs.length; i++) {
+                w.putLong(outputs[i]).putLong(handles[i]);
+            }
+            return w.toBytes();
+        }
+
+        static Routes decode(byte[] frame) {
+            TaskFrame.Reader r = new TaskFrame.Reader(frame, "routes");
+            int n = r.getInt();
+            long[] outputs = new long[n];
+            long[] handles = new long[n];
+            for (int i = 0; i < n; i++) {
+                outputs[i] = r.getLong();
+                handles[i] = r.getLong();
+            }
+            return new Routes(outputs, handles);
+        }
+    }
+
+    /**
+     * One output shard written under a temporary name, for the driver to commit or discard.
+     *
+     * @param temporary the temporary file
+     * @param fileBytes its size
+     * @param records records written (after the transform)
+     * @param contentBytes their content bytes
+     */
+    record CreatedShard(String temporary, long fileBytes, long records, long contentBytes) {
+        byte[] encode() {
+            return new TaskFrame.Writer().putString(temporary).putLong(fileBytes).putLong(records).putLong(contentBytes)
+                    .toBytes();
+        }
+
+        static CreatedShard decode(byte[] frame) {
+            TaskFrame.Reader r = new TaskFrame.Reader(frame, "created shard");
+            return new CreatedShard(r.getString(), r.getLong(), r.getLong(), r.getLong());
+        }
     }
 }
