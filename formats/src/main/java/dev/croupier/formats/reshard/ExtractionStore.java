@@ -1,5 +1,8 @@
 package dev.croupier.formats.reshard;
 
+import dev.croupier.formats.Record;
+import dev.croupier.formats.RecordFile;
+import dev.croupier.formats.reshard.internal.ShardExtractor;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -11,9 +14,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
-
-import dev.croupier.formats.Record;
-import dev.croupier.formats.RecordFile;
 
 /**
  * Design note: the bytes of one input shard's extracted records. Files are appended to heap

@@ -1,5 +1,14 @@
 package dev.croupier.formats.reshard;
 
+import dev.croupier.formats.ShardFormat;
+import dev.croupier.formats.reshard.internal.KeyMap;
+import dev.croupier.formats.reshard.internal.RecordMeta;
+import dev.croupier.formats.reshard.internal.RecordOrdering;
+import dev.croupier.formats.reshard.internal.RecordSource;
+import dev.croupier.formats.reshard.internal.ReshardDriver;
+import dev.croupier.formats.reshard.internal.ShardCreator;
+import dev.croupier.formats.reshard.internal.ShardExtractor;
+import dev.croupier.formats.reshard.internal.ShardPacking;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,8 +25,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import java.util.stream.Stream;
-
-import dev.croupier.formats.ShardFormat;
 
 /**
  * Runs a reshard job in this process: extraction (input shards read in parallel into an

@@ -3,6 +3,13 @@ package dev.croupier.formats.reshard;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.croupier.formats.Record;
+import dev.croupier.formats.RecordFile;
+import dev.croupier.formats.RecordReader;
+import dev.croupier.formats.ShardFormat;
+import dev.croupier.formats.ShardWriter;
+import dev.croupier.formats.reshard.internal.RecordMeta;
+import dev.croupier.formats.reshard.internal.RecordOrdering;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -12,12 +19,6 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.TreeMap;
 import java.util.stream.Stream;
-
-import dev.croupier.formats.Record;
-import dev.croupier.formats.RecordFile;
-import dev.croupier.formats.RecordReader;
-import dev.croupier.formats.ShardFormat;
-import dev.croupier.formats.ShardWriter;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;

@@ -1,5 +1,9 @@
 package dev.croupier.shuffle.reshard;
 
+import dev.croupier.formats.Record;
+import dev.croupier.formats.RecordFile;
+import dev.croupier.formats.reshard.internal.ShardExtractor;
+import dev.croupier.futures.TaskOutput;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.foreign.MemorySegment;
@@ -10,11 +14,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-
-import dev.croupier.formats.Record;
-import dev.croupier.formats.RecordFile;
-import dev.croupier.formats.reshard.ShardExtractor;
-import dev.croupier.futures.TaskOutput;
 
 /**
  * Design note: the extracted bytes of one input shard as one object-store value, dSort's

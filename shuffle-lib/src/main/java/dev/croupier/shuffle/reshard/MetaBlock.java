@@ -1,13 +1,12 @@
 package dev.croupier.shuffle.reshard;
 
+import dev.croupier.formats.reshard.internal.RecordMeta;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-
-import dev.croupier.formats.reshard.RecordMeta;
 
 /**
  * Design note: the frame that carries record metadata through the distributed sort (the

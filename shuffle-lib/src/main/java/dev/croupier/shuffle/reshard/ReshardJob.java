@@ -1,5 +1,29 @@
 package dev.croupier.shuffle.reshard;
 
+import dev.croupier.formats.Reaction;
+import dev.croupier.formats.ShardFormat;
+import dev.croupier.formats.reshard.Algorithm;
+import dev.croupier.formats.reshard.LocalReshard;
+import dev.croupier.formats.reshard.MemoryLimit;
+import dev.croupier.formats.reshard.RecordTransform;
+import dev.croupier.formats.reshard.ReshardException;
+import dev.croupier.formats.reshard.ReshardProgress;
+import dev.croupier.formats.reshard.ReshardResult;
+import dev.croupier.formats.reshard.ReshardSpec;
+import dev.croupier.formats.reshard.internal.KeyMap;
+import dev.croupier.formats.reshard.internal.RecordMeta;
+import dev.croupier.formats.reshard.internal.RecordOrdering;
+import dev.croupier.formats.reshard.internal.ReshardDriver;
+import dev.croupier.formats.reshard.internal.ShardPacking;
+import dev.croupier.futures.Affinity;
+import dev.croupier.futures.Cluster;
+import dev.croupier.futures.ClusterStats;
+import dev.croupier.futures.CroupierException;
+import dev.croupier.futures.ErrorCode;
+import dev.croupier.futures.ObjectRef;
+import dev.croupier.shuffle.ShuffleJob;
+import dev.croupier.shuffle.ShuffleResult;
+import dev.croupier.shuffle.Strategy;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.DirectoryStream;
@@ -19,31 +43,6 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
-
-import dev.croupier.formats.Reaction;
-import dev.croupier.formats.ShardFormat;
-import dev.croupier.formats.reshard.Algorithm;
-import dev.croupier.formats.reshard.KeyMap;
-import dev.croupier.formats.reshard.LocalReshard;
-import dev.croupier.formats.reshard.MemoryLimit;
-import dev.croupier.formats.reshard.RecordMeta;
-import dev.croupier.formats.reshard.RecordOrdering;
-import dev.croupier.formats.reshard.RecordTransform;
-import dev.croupier.formats.reshard.ReshardDriver;
-import dev.croupier.formats.reshard.ReshardException;
-import dev.croupier.formats.reshard.ReshardProgress;
-import dev.croupier.formats.reshard.ReshardResult;
-import dev.croupier.formats.reshard.ReshardSpec;
-import dev.croupier.formats.reshard.ShardPacking;
-import dev.croupier.futures.Affinity;
-import dev.croupier.futures.Cluster;
-import dev.croupier.futures.ClusterStats;
-import dev.croupier.futures.CroupierException;
-import dev.croupier.futures.ErrorCode;
-import dev.croupier.futures.ObjectRef;
-import dev.croupier.shuffle.ShuffleJob;
-import dev.croupier.shuffle.ShuffleResult;
-import dev.croupier.shuffle.Strategy;
 
 /**
  * Resharding of ML dataset shards on a cluster, in AIStore dSort's three phases:

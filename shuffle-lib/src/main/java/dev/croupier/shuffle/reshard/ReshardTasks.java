@@ -1,5 +1,16 @@
 package dev.croupier.shuffle.reshard;
 
+import dev.croupier.formats.Reaction;
+import dev.croupier.formats.ShardFormat;
+import dev.croupier.formats.reshard.Algorithm;
+import dev.croupier.formats.reshard.RecordTransform;
+import dev.croupier.formats.reshard.internal.KeyMap;
+import dev.croupier.formats.reshard.internal.RecordMeta;
+import dev.croupier.formats.reshard.internal.RecordOrdering;
+import dev.croupier.formats.reshard.internal.ReshardDriver;
+import dev.croupier.formats.reshard.internal.ShardCreator;
+import dev.croupier.formats.reshard.internal.ShardExtractor;
+import dev.croupier.formats.reshard.internal.ShardPacking;
 import java.io.IOException;
 import java.io.Serial;
 import java.io.Serializable;
@@ -15,18 +26,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.LongStream;
-
-import dev.croupier.formats.Reaction;
-import dev.croupier.formats.ShardFormat;
-import dev.croupier.formats.reshard.Algorithm;
-import dev.croupier.formats.reshard.KeyMap;
-import dev.croupier.formats.reshard.RecordMeta;
-import dev.croupier.formats.reshard.RecordOrdering;
-import dev.croupier.formats.reshard.RecordTransform;
-import dev.croupier.formats.reshard.ReshardDriver;
-import dev.croupier.formats.reshard.ShardCreator;
-import dev.croupier.formats.reshard.ShardExtractor;
-import dev.croupier.formats.reshard.ShardPacking;
 
 /**
  * Design note: the bodies of the reshard job's tasks, as static functions of plain values so

@@ -4,20 +4,19 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.croupier.formats.Record;
+import dev.croupier.formats.reshard.Algorithm;
+import dev.croupier.formats.reshard.LocalReshard;
+import dev.croupier.formats.reshard.ReshardResult;
+import dev.croupier.formats.reshard.ReshardSpec;
+import dev.croupier.formats.reshard.internal.RecordOrdering;
+import dev.croupier.futures.Cluster;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-
-import dev.croupier.formats.Record;
-import dev.croupier.formats.reshard.Algorithm;
-import dev.croupier.formats.reshard.LocalReshard;
-import dev.croupier.formats.reshard.RecordOrdering;
-import dev.croupier.formats.reshard.ReshardResult;
-import dev.croupier.formats.reshard.ReshardSpec;
-import dev.croupier.futures.Cluster;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;

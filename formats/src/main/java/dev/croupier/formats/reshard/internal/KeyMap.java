@@ -1,5 +1,11 @@
-package dev.croupier.formats.reshard;
+package dev.croupier.formats.reshard.internal;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.croupier.formats.Reaction;
+import dev.croupier.formats.reshard.BadSpecException;
+import dev.croupier.formats.reshard.NameTemplate;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,12 +17,6 @@ import java.util.Set;
 import java.util.function.Consumer;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
-
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-
-import dev.croupier.formats.Reaction;
 
 /**
  * dSort's external key map ({@code ekm_file}): which output shard template each record goes

@@ -1,4 +1,4 @@
-package dev.croupier.formats.reshard;
+package dev.croupier.formats.reshard.internal;
 
 /**
  * What ordering and packing know of a record: never its bytes. Record identity is

@@ -1,8 +1,7 @@
-package dev.croupier.formats.reshard;
-
-import java.io.IOException;
+package dev.croupier.formats.reshard.internal;
 
 import dev.croupier.formats.Record;
+import java.io.IOException;
 
 /**
  * Where creation gets a record's bytes from, given its metadata: the local extraction store

@@ -1,5 +1,9 @@
-package dev.croupier.formats.reshard;
+package dev.croupier.formats.reshard.internal;
 
+import dev.croupier.formats.BadShardException;
+import dev.croupier.formats.Reaction;
+import dev.croupier.formats.ShardFormat;
+import dev.croupier.formats.ShardReader;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -10,11 +14,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
-
-import dev.croupier.formats.BadShardException;
-import dev.croupier.formats.Reaction;
-import dev.croupier.formats.ShardFormat;
-import dev.croupier.formats.ShardReader;
 
 /**
  * Extraction: reads one input shard once, streaming each file's bytes into a {@link Sink}, and

@@ -1,4 +1,4 @@
-package dev.croupier.formats.reshard;
+package dev.croupier.formats.reshard.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -7,16 +7,18 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.croupier.formats.BadShardException;
+import dev.croupier.formats.Reaction;
+import dev.croupier.formats.ShardFormat;
+import dev.croupier.formats.reshard.LocalReshard;
+import dev.croupier.formats.reshard.ReshardException;
+import dev.croupier.formats.reshard.ReshardSpec;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
-
-import dev.croupier.formats.BadShardException;
-import dev.croupier.formats.Reaction;
-import dev.croupier.formats.ShardFormat;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -1,5 +1,12 @@
-package dev.croupier.formats.reshard;
+package dev.croupier.formats.reshard.internal;
 
+import dev.croupier.formats.BadShardException;
+import dev.croupier.formats.Reaction;
+import dev.croupier.formats.ShardFormat;
+import dev.croupier.formats.reshard.LocalReshard;
+import dev.croupier.formats.reshard.NameTemplate;
+import dev.croupier.formats.reshard.ReshardException;
+import dev.croupier.formats.reshard.ReshardSpec;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -7,10 +14,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.function.Consumer;
-
-import dev.croupier.formats.BadShardException;
-import dev.croupier.formats.Reaction;
-import dev.croupier.formats.ShardFormat;
 
 /**
  * The driver steps of a reshard job, whatever runs its phases: {@link LocalReshard} in one

@@ -1,5 +1,7 @@
-package dev.croupier.formats.reshard;
+package dev.croupier.formats.reshard.internal;
 
+import dev.croupier.formats.reshard.Algorithm;
+import dev.croupier.formats.reshard.ReshardException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;

@@ -1,13 +1,14 @@
-package dev.croupier.formats.reshard;
-
-import java.io.IOException;
-import java.nio.file.Path;
-import java.util.List;
+package dev.croupier.formats.reshard.internal;
 
 import dev.croupier.formats.PendingShard;
 import dev.croupier.formats.Record;
 import dev.croupier.formats.ShardFormat;
 import dev.croupier.formats.ShardWriter;
+import dev.croupier.formats.reshard.RecordTransform;
+import dev.croupier.formats.reshard.ReshardException;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
 
 /**
  * Creation: writes one output shard from ordered record metadata, loading each record from a

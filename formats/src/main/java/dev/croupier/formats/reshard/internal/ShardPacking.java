@@ -1,5 +1,6 @@
-package dev.croupier.formats.reshard;
+package dev.croupier.formats.reshard.internal;
 
+import dev.croupier.formats.reshard.ReshardSpec;
 import java.util.Arrays;
 
 /**
