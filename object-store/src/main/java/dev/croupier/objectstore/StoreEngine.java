@@ -126,19 +126,11 @@ final class StoreEngine {
     private long spillFailures;
     /** Closed spill files waiting to be compacted, oldest first; guarded by the lock. */
     private final Set<SpillFile> compactions = new LinkedHashSet<>();
-    private long compactedFiles;
-    private long compactedBytes;
     private SpillFailedException lastSpillFailure;
     /** After a failure, spilling waits for a new request or a free before trying again. */
     private boolean spillBlocked;
 
-    private long bytesInMemory;
-    private long bytesFallback;
-    private long bytesOnDisk;
-    private long bytesSpilled;
-    private long bytesRestored;
-    private long spillNanos;
-    private long restoreNanos;
+    private final StoreCounters counters = new StoreCounters(lock);
 
     private record AllocationRequest(Priority priority, long seq, long size) implements Comparable<AllocationRequest> {
         @Override
@@ -189,11 +181,10 @@ final class StoreEngine {
                     long offset = allocateInRegion(size, priority);
                     if (offset >= 0) {
                         entry.offset = offset;
-                        bytesInMemory += size;
                     } else {
                         entry.fallback = newFallback(entry);
-                        bytesFallback += size;
                     }
+                    counters.placed(entry);
                 } catch (InterruptedException | RuntimeException e) {
                     table.remove(id, entry);
                     live.remove(entry);
@@ -366,8 +357,7 @@ final class StoreEngine {
     private void evict(ObjectEntry entry) {
         makeBusy(entry);
         allocator.free(entry.offset, entry.size);
-        bytesInMemory -= entry.size;
-        bytesOnDisk += entry.size;
+        counters.evicted(entry.size);
         entry.offset = -1;
     }
 
@@ -379,17 +369,13 @@ final class StoreEngine {
         entry.freed = true;
         makeBusy(entry);
         live.remove(entry);
-        if (!entry.resident() && entry.spill != null) {
-            bytesOnDisk -= entry.size;
-        }
+        counters.freeing(entry);
         if (entry.offset >= 0) {
             allocator.free(entry.offset, entry.size);
-            bytesInMemory -= entry.size;
             entry.offset = -1;
         }
         if (entry.fallback != null) {
             entry.fallback.close();
-            bytesFallback -= entry.size;
             entry.fallback = null;
         }
         if (entry.spill != null) {
@@ -445,7 +431,7 @@ final class StoreEngine {
             if (entry.resident()) {
                 makeBusy(entry);
                 entry.prefetched = false;
-                compactedBytes += entry.size;
+                counters.compactedCopy(entry.size);
                 dropSpillCopy(entry);
                 makeIdle(entry);
             } else {
@@ -453,7 +439,7 @@ final class StoreEngine {
             }
         }
         if (file.deleted) {
-            compactedFiles++;
+            counters.compactedFile();
         } else if (!spilled.isEmpty() && file.compactPrefetches++ < COMPACT_PREFETCH_ROUNDS) {
             // look again once the restores are in; a prefetch may also give up when memory is full
             lock.unlock();
@@ -586,7 +572,7 @@ final class StoreEngine {
 
     private void finishSpill(List<ObjectEntry> batch, SpillWriter.Result result, long nanos) {
         ioInFlight--;
-        spillNanos += nanos;
+        counters.spillTook(nanos);
         for (SpillFile file : result.newFiles()) {
             spillFiles.put(file.number, file);
         }
@@ -600,7 +586,7 @@ final class StoreEngine {
                 entry.spill = record;
                 record.file().liveObjects++;
                 record.file().liveBytes += SpillFrame.frameBytes(record.storedLength());
-                bytesSpilled += entry.size;
+                counters.spilled(entry.size);
                 spillLog().spilled(entry.id, record, entry.size);
             } else {
                 failedBytes += entry.size;
@@ -714,16 +700,13 @@ final class StoreEngine {
                     + " from spill file " + record.file() + " at offset " + record.frameOffset() + ": "
                     + failure.getMessage(), failure);
         }
-        restoreNanos += System.nanoTime() - start;
-        bytesRestored += entry.size;
-        bytesOnDisk -= entry.size;
+        counters.restoreTook(System.nanoTime() - start);
         if (offset >= 0) {
             entry.offset = offset;
-            bytesInMemory += entry.size;
         } else {
             entry.fallback = fallback;
-            bytesFallback += entry.size;
         }
+        counters.restored(entry);
         return true;
     }
 
@@ -870,16 +853,14 @@ final class StoreEngine {
                 ObjectEntry entry = done.get(i);
                 if (failure == null) {
                     entry.offset = offsets.get(i);
-                    bytesInMemory += entry.size;
-                    bytesRestored += entry.size;
-                    bytesOnDisk -= entry.size;
+                    counters.restored(entry);
                     entry.prefetched = true;
                 } else {
                     allocator.free(offsets.get(i), entry.size);
                 }
             }
             if (failure == null) {
-                restoreNanos += System.nanoTime() - start;
+                counters.restoreTook(System.nanoTime() - start);
             }
             releaseRun(done);
         } finally {
@@ -1086,40 +1067,7 @@ final class StoreEngine {
     StoreMetrics metrics() {
         lock.lock();
         try {
-            long pinnedBytes = 0;
-            int unsealed = 0;
-            int inMemory = 0;
-            int spilled = 0;
-            int fallback = 0;
-            int pinned = 0;
-            for (ObjectEntry e : live) {
-                if (!e.sealed) {
-                    unsealed++;
-                }
-                if (e.pins > 0 || !e.sealed) {
-                    pinnedBytes += e.size;
-                }
-                if (e.pins > 0) {
-                    pinned++;
-                }
-                if (e.sealed && e.offset >= 0) {
-                    inMemory++;
-                }
-                if (e.sealed && !e.resident() && e.spill != null) {
-                    spilled++;
-                }
-                if (e.fallback != null) {
-                    fallback++;
-                }
-            }
-            long fileBytes = 0;
-            for (SpillFile file : spillFiles.values()) {
-                fileBytes += file.end();
-            }
-            return new StoreMetrics(allocator.capacity(), bytesInMemory, allocator.used(), pinnedBytes,
-                    bytesOnDisk, bytesFallback, bytesSpilled, bytesRestored, fileBytes,
-                    unsealed, inMemory, spilled, fallback, pinned, queue.size(), spillFiles.size(),
-                    spillNanos, restoreNanos, spillFailures, compactedFiles, compactedBytes);
+            return counters.snapshot(allocator, live, spillFiles.values(), queue.size(), spillFailures);
         } finally {
             lock.unlock();
         }
