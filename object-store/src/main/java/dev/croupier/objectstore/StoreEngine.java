@@ -1214,65 +1214,68 @@ final class StoreEngine {
         }
     }
 
-    /** The writer's handle on an unsealed object. */
-    private final class Writable implements WritableObject {
-        private final ObjectEntry entry;
+    /** A caller's handle on one entry: its id, a view of its bytes, and an end that happens once. */
+    private abstract static class Handle {
+        final ObjectEntry entry;
         private final MemorySegment segment;
-        private boolean done;
+        /** Guarded by this handle's monitor. */
+        private boolean ended;
 
-        Writable(ObjectEntry entry, MemorySegment segment) {
+        Handle(ObjectEntry entry, MemorySegment segment) {
             this.entry = entry;
             this.segment = segment;
         }
 
-        @Override
-        public ObjectId id() {
+        public final ObjectId id() {
             return entry.id;
         }
 
-        @Override
-        public MemorySegment segment() {
+        public final MemorySegment segment() {
             return segment;
         }
 
-        @Override
-        public synchronized void seal() {
-            if (done) {
-                throw new IllegalStateException("object " + entry.id + " in store '" + name
-                        + "' is already sealed or closed");
+        /**
+         * Runs {@code end} if the handle has not ended yet, holding the handle's monitor so that
+         * a racing end returns only after this one is done.
+         *
+         * @return false if the handle had already ended
+         */
+        final synchronized boolean end(Runnable end) {
+            if (ended) {
+                return false;
             }
-            done = true;
-            StoreEngine.this.seal(entry);
+            ended = true;
+            end.run();
+            return true;
+        }
+    }
+
+    /** The writer's handle on an unsealed object. */
+    private final class Writable extends Handle implements WritableObject {
+
+        Writable(ObjectEntry entry, MemorySegment segment) {
+            super(entry, segment);
         }
 
         @Override
-        public synchronized void close() {
-            if (!done) {
-                done = true;
-                abort(entry);
+        public void seal() {
+            if (!end(() -> StoreEngine.this.seal(entry))) {
+                throw new IllegalStateException("object " + entry.id + " in store '" + name
+                        + "' is already sealed or closed");
             }
+        }
+
+        @Override
+        public void close() {
+            end(() -> abort(entry));
         }
     }
 
     /** A reader's pin on a sealed object. */
-    private final class Pinned implements PinnedObject {
-        private final ObjectEntry entry;
-        private final MemorySegment view;
-        private boolean released;
+    private final class Pinned extends Handle implements PinnedObject {
 
         Pinned(ObjectEntry entry, MemorySegment view) {
-            this.entry = entry;
-            this.view = view;
-        }
-
-        @Override
-        public ObjectId id() {
-            return entry.id;
-        }
-
-        @Override
-        public MemorySegment segment() {
-            return view;
+            super(entry, view);
         }
 
         @Override
@@ -1281,11 +1284,8 @@ final class StoreEngine {
         }
 
         @Override
-        public synchronized void close() {
-            if (!released) {
-                released = true;
-                unpin(entry);
-            }
+        public void close() {
+            end(() -> unpin(entry));
         }
     }
 }
