@@ -7,14 +7,12 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.Comparator;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -87,24 +85,15 @@ final class StoreEngine {
     /** Test seam: lets a test make an internal thread throw; {@link FaultHook#NONE} in production. */
     private final FaultHook faults;
 
-    private final ReentrantLock lock = new ReentrantLock();
+    final ReentrantLock lock = new ReentrantLock();
     /** Signalled whenever memory is freed, an object changes state, or the queue head changes. */
-    private final Condition changed = lock.newCondition();
+    final Condition changed = lock.newCondition();
     /** Signalled when the spill thread may have work. */
     private final Condition spillWanted = lock.newCondition();
 
     private final Map<ObjectId, ObjectEntry> table = new HashMap<>();
     /** Every entry not yet freed, including deleted ones still pinned; for metrics and close. */
     private final Set<ObjectEntry> live = new LinkedHashSet<>();
-    /** Resident, sealed, unpinned objects without a spill copy: spill candidates, LRU first. */
-    private final LinkedHashSet<ObjectEntry> lru = new LinkedHashSet<>();
-    /**
-     * Resident, sealed, unpinned objects with a spill copy: free to evict, least recently used
-     * first. Ordered by {@link ObjectEntry#lastUse} rather than insertion, because objects enter
-     * this set when their spill write ends, which says nothing about when they were last used.
-     */
-    private final TreeSet<ObjectEntry> evictable =
-            new TreeSet<>(Comparator.comparingLong((ObjectEntry e) -> e.lastUse));
     private final PriorityQueue<AllocationRequest> queue = new PriorityQueue<>();
     private final TreeMap<Integer, SpillFile> spillFiles = new TreeMap<>();
     private final Thread spillThread;
@@ -120,8 +109,6 @@ final class StoreEngine {
     private int ioInFlight;
     private long queuedBytes;
     private long spillingBytes;
-    private long evictableBytes;
-    private long lruBytes;
     /** Spill attempts failed so far; a waiter seeing this grow while it waits gets the failure. */
     private long spillFailures;
     /** Closed spill files waiting to be compacted, oldest first; guarded by the lock. */
@@ -131,6 +118,7 @@ final class StoreEngine {
     private boolean spillBlocked;
 
     private final StoreCounters counters = new StoreCounters(lock);
+    private final IdleLists idle = new IdleLists(this);
 
     private record AllocationRequest(Priority priority, long seq, long size) implements Comparable<AllocationRequest> {
         @Override
@@ -207,7 +195,7 @@ final class StoreEngine {
             if (entry.deleted) {
                 free(entry);
             } else {
-                makeIdle(entry);
+                idle.makeIdle(entry);
             }
         } finally {
             lock.unlock();
@@ -266,7 +254,7 @@ final class StoreEngine {
                 if (queue.peek() == request) {
                     long offset = allocateReserved(size);
                     while (offset < 0) {
-                        ObjectEntry victim = evictionVictim(priority);
+                        ObjectEntry victim = idle.evictionVictim(priority);
                         if (victim == null) {
                             break;
                         }
@@ -280,7 +268,7 @@ final class StoreEngine {
                         throw new SpillFailedException(name, lastSpillFailure.directory(),
                                 lastSpillFailure.bytesWanted(), lastSpillFailure.getCause());
                     }
-                    if (lru.isEmpty() && spillingBytes == 0) {
+                    if (!idle.hasSpillCandidates() && spillingBytes == 0) {
                         return -1;
                     }
                     spillWanted.signal();
@@ -294,20 +282,6 @@ final class StoreEngine {
         }
     }
 
-    /**
-     * Returns the least recently used evictable entry, or null. A prefetch never evicts another
-     * prefetched object that no task has read yet, so prefetches do not undo each other (Ray
-     * prefetches into spare memory only); task outputs may evict anything evictable.
-     */
-    private ObjectEntry evictionVictim(Priority priority) {
-        for (ObjectEntry entry : evictable) {
-            if (priority == Priority.TASK_OUTPUT || !entry.prefetched) {
-                return entry;
-            }
-        }
-        return null;
-    }
-
     private FallbackFile newFallback(ObjectEntry entry) {
         Path file = dirs.spillDir().resolve("fallback-" + entry.id + "-" + (fallbackSeq++) + ".obj");
         try {
@@ -319,43 +293,9 @@ final class StoreEngine {
 
     // ---------------------------------------------------------------- state bookkeeping
 
-    /** Puts an unpinned, sealed, live entry on the list it belongs to. Called locked. */
-    private void makeIdle(ObjectEntry entry) {
-        if (entry.offset < 0 || entry.pins > 0 || entry.spilling || entry.restoring || !entry.sealed) {
-            return;
-        }
-        if (entry.spill != null) {
-            evictable.add(entry);
-            evictableBytes += entry.size;
-        } else {
-            lru.add(entry);
-            lruBytes += entry.size;
-            if (wantsSpill()) {
-                spillWanted.signal();
-            }
-        }
-        changed.signalAll();
-    }
-
-    /** Takes an entry off the idle lists (it is being pinned, spilled or freed). Called locked. */
-    private void makeBusy(ObjectEntry entry) {
-        if (lru.remove(entry)) {
-            lruBytes -= entry.size;
-            if (lru.isEmpty() && !queue.isEmpty()) {
-                // A waiting allocation may have counted on this entry being spilled. With nothing
-                // left to spill it must fall back instead; tell it, since the spill thread, which
-                // now finds no work, will not.
-                changed.signalAll();
-            }
-        }
-        if (evictable.remove(entry)) {
-            evictableBytes -= entry.size;
-        }
-    }
-
     /** Drops the memory copy of an object that has a spill copy. Called locked. */
     private void evict(ObjectEntry entry) {
-        makeBusy(entry);
+        idle.makeBusy(entry);
         allocator.free(entry.offset, entry.size);
         counters.evicted(entry.size);
         entry.offset = -1;
@@ -367,7 +307,7 @@ final class StoreEngine {
             return;
         }
         entry.freed = true;
-        makeBusy(entry);
+        idle.makeBusy(entry);
         live.remove(entry);
         counters.freeing(entry);
         if (entry.offset >= 0) {
@@ -429,11 +369,11 @@ final class StoreEngine {
                 continue;
             }
             if (entry.resident()) {
-                makeBusy(entry);
+                idle.makeBusy(entry);
                 entry.prefetched = false;
                 counters.compactedCopy(entry.size);
                 dropSpillCopy(entry);
-                makeIdle(entry);
+                idle.makeIdle(entry);
             } else {
                 spilled.add(entry.id);
             }
@@ -481,12 +421,24 @@ final class StoreEngine {
 
     // ---------------------------------------------------------------- spilling
 
+    /** True if some allocation waits in the queue. Called locked. */
+    boolean allocationsWaiting() {
+        return !queue.isEmpty();
+    }
+
+    /** Wakes the spill thread if it has work. Called locked. */
+    void wakeSpillIfWanted() {
+        if (wantsSpill()) {
+            spillWanted.signal();
+        }
+    }
+
     private boolean wantsSpill() {
-        if (spillBlocked || lru.isEmpty()) {
+        if (spillBlocked || !idle.hasSpillCandidates()) {
             return false;
         }
         return !queue.isEmpty()
-                || allocator.used() - evictableBytes - spillingBytes > SPILL_THRESHOLD * allocator.capacity();
+                || allocator.used() - idle.evictableBytes() - spillingBytes > SPILL_THRESHOLD * allocator.capacity();
     }
 
     private void spillLoop() {
@@ -512,16 +464,10 @@ final class StoreEngine {
                     continue;
                 }
                 long target = Math.max(minBatch, Math.min(maxBatch, queuedBytes
-                        + (long) (allocator.used() - evictableBytes - SPILL_THRESHOLD * allocator.capacity())));
-                long bytes = 0;
-                Iterator<ObjectEntry> it = lru.iterator();
-                while (it.hasNext() && bytes < target && batch.size() < MAX_BATCH_OBJECTS) {
-                    ObjectEntry entry = it.next();
-                    batch.add(entry);
-                    bytes += entry.size;
-                }
+                        + (long) (allocator.used() - idle.evictableBytes() - SPILL_THRESHOLD * allocator.capacity())));
+                long bytes = idle.leastRecentlyUsed(target, MAX_BATCH_OBJECTS, batch);
                 for (ObjectEntry entry : batch) {
-                    makeBusy(entry);
+                    idle.makeBusy(entry);
                     entry.spilling = true;
                     items.add(new SpillWriter.Item(entry.id, region.slice(entry.offset, entry.size)));
                 }
@@ -594,7 +540,7 @@ final class StoreEngine {
             if (entry.deleted && entry.pins == 0) {
                 free(entry);
             } else {
-                makeIdle(entry);
+                idle.makeIdle(entry);
             }
         }
         for (SpillFile file : result.closedFiles()) {
@@ -630,7 +576,7 @@ final class StoreEngine {
             checkOpen();
             ObjectEntry entry = sealedEntry(id);
             if (entry.resident()) {
-                makeBusy(entry);
+                idle.makeBusy(entry);
                 entry.pins++;
                 entry.prefetched = false;
                 return entry;
@@ -918,7 +864,7 @@ final class StoreEngine {
                 return new ObjectReader(this, new Pinned(entry, view), view, null);
             }
             // pinned, the spill copy stays where it is: neither dropped nor compacted away
-            makeBusy(entry);
+            idle.makeBusy(entry);
             entry.pins++;
             return new ObjectReader(this, new Pinned(entry, null), null, entry.spill);
         } finally {
@@ -1057,7 +1003,7 @@ final class StoreEngine {
             if (entry.deleted && !entry.spilling) {
                 free(entry);
             } else {
-                makeIdle(entry);
+                idle.makeIdle(entry);
             }
         }
     }
