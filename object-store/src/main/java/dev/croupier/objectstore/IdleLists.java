@@ -56,7 +56,7 @@ final class IdleLists {
     /** Takes an entry off the idle lists (it is being pinned, spilled or freed). */
     void makeBusy(ObjectEntry entry) {
         assert lock.isHeldByCurrentThread();
-        if (lru.remove(entry) && lru.isEmpty() && engine.allocationsWaiting()) {
+        if (lru.remove(entry) && lru.isEmpty() && engine.allocations.waiting()) {
             // A waiting allocation may have counted on this entry being spilled. With nothing
             // left to spill it must fall back instead; tell it, since the spill thread, which
             // now finds no work, will not.

@@ -3,14 +3,12 @@ package dev.croupier.objectstore;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.Comparator;
@@ -72,8 +70,8 @@ final class StoreEngine {
     private static final MemorySegment EMPTY = MemorySegment.ofArray(new byte[0]);
     private static final long REGION_CLOSE_RETRY_MILLIS = 10_000;
 
-    private final String name;
-    private static final System.Logger LOG = System.getLogger(StoreEngine.class.getName());
+    final String name;
+    static final System.Logger LOG = System.getLogger(StoreEngine.class.getName());
     private final StoreDirectories dirs;
     private final MemoryRegion region;
     private final FreeListAllocator allocator;
@@ -94,20 +92,16 @@ final class StoreEngine {
     private final Map<ObjectId, ObjectEntry> table = new HashMap<>();
     /** Every entry not yet freed, including deleted ones still pinned; for metrics and close. */
     private final Set<ObjectEntry> live = new LinkedHashSet<>();
-    private final PriorityQueue<AllocationRequest> queue = new PriorityQueue<>();
     private final TreeMap<Integer, SpillFile> spillFiles = new TreeMap<>();
     private final Thread spillThread;
     private final ExecutorService prefetchPool;
     private SpillLog log;
 
-    private long requestSeq;
     private long useClock;
-    private long fallbackSeq;
     private boolean closed;
     /** The failure of an internal thread that died, or null; see {@link #fail}. */
     private StoreFailedException failure;
     private int ioInFlight;
-    private long queuedBytes;
     private long spillingBytes;
     /** Spill attempts failed so far; a waiter seeing this grow while it waits gets the failure. */
     private long spillFailures;
@@ -117,16 +111,9 @@ final class StoreEngine {
     /** After a failure, spilling waits for a new request or a free before trying again. */
     private boolean spillBlocked;
 
-    private final StoreCounters counters = new StoreCounters(lock);
-    private final IdleLists idle = new IdleLists(this);
-
-    private record AllocationRequest(Priority priority, long seq, long size) implements Comparable<AllocationRequest> {
-        @Override
-        public int compareTo(AllocationRequest o) {
-            int c = priority.compareTo(o.priority);
-            return c != 0 ? c : Long.compare(seq, o.seq);
-        }
-    }
+    final StoreCounters counters;
+    final IdleLists idle;
+    final AllocationQueue allocations;
 
     StoreEngine(String name, StoreDirectories dirs, MemoryRegion region, long spillFileBytes, Compression compression,
                 Semaphore spillGate, FaultHook faults) {
@@ -139,6 +126,9 @@ final class StoreEngine {
         this.writer = new SpillWriter(dirs.spillDir(), spillFileBytes, compression);
         this.maxBatch = Math.max(FreeListAllocator.ALIGNMENT, Math.min(MAX_BATCH_BYTES, allocator.capacity() / 4));
         this.minBatch = Math.min(MIN_BATCH_BYTES, Math.max(FreeListAllocator.ALIGNMENT, allocator.capacity() / 16));
+        this.counters = new StoreCounters(lock);
+        this.idle = new IdleLists(this);
+        this.allocations = new AllocationQueue(this, region, dirs);
         this.spillThread = Thread.ofPlatform().daemon().name("croupier-spill-" + name).unstarted(() -> {
             try {
                 spillLoop();
@@ -166,11 +156,11 @@ final class StoreEngine {
             live.add(entry);
             if (size > 0) {
                 try {
-                    long offset = allocateInRegion(size, priority);
+                    long offset = allocations.allocate(size, priority);
                     if (offset >= 0) {
                         entry.offset = offset;
                     } else {
-                        entry.fallback = newFallback(entry);
+                        entry.fallback = allocations.newFallback(entry);
                     }
                     counters.placed(entry);
                 } catch (InterruptedException | RuntimeException e) {
@@ -214,92 +204,7 @@ final class StoreEngine {
         }
     }
 
-    // ---------------------------------------------------------------- allocation queue
-
-    /**
-     * A block of the region whose bytes have real blocks in the memory folder, or -1. The region
-     * grows as its highest block does; when the folder is full it stops growing, and what was
-     * not reserved is given up (the store then holds less and spills sooner). Called locked.
-     */
-    private long allocateReserved(long size) {
-        long offset = allocator.allocate(size);
-        if (offset >= 0 && !region.reserveTo(offset + FreeListAllocator.blockSize(size))) {
-            allocator.free(offset, size);
-            allocator.retire(region.reserved());
-            LOG.log(System.Logger.Level.WARNING, "store '" + name + "': its memory folder is full at "
-                    + region.reserved() + " bytes (" + region.full().getMessage()
-                    + "); it keeps that much and spills the rest");
-            offset = allocator.allocate(size);
-        }
-        return offset;
-    }
-
-    /**
-     * Waits in the allocation queue for a region block. Returns its offset, or -1 if no block
-     * can be had without waiting forever (the caller falls back or gives up). Called locked.
-     */
-    private long allocateInRegion(long size, Priority priority) throws InterruptedException {
-        long block = FreeListAllocator.blockSize(size);
-        if (block > allocator.capacity()) {
-            return -1;
-        }
-        AllocationRequest request = new AllocationRequest(priority, requestSeq++, size);
-        long failuresAtStart = spillFailures;
-        queue.add(request);
-        queuedBytes += block;
-        spillBlocked = false;
-        try {
-            while (true) {
-                checkOpen();
-                if (queue.peek() == request) {
-                    long offset = allocateReserved(size);
-                    while (offset < 0) {
-                        ObjectEntry victim = idle.evictionVictim(priority);
-                        if (victim == null) {
-                            break;
-                        }
-                        evict(victim);
-                        offset = allocateReserved(size);
-                    }
-                    if (offset >= 0) {
-                        return offset;
-                    }
-                    if (spillFailures > failuresAtStart) {
-                        throw new SpillFailedException(name, lastSpillFailure.directory(),
-                                lastSpillFailure.bytesWanted(), lastSpillFailure.getCause());
-                    }
-                    if (!idle.hasSpillCandidates() && spillingBytes == 0) {
-                        return -1;
-                    }
-                    spillWanted.signal();
-                }
-                changed.await();
-            }
-        } finally {
-            queue.remove(request);
-            queuedBytes -= block;
-            changed.signalAll();
-        }
-    }
-
-    private FallbackFile newFallback(ObjectEntry entry) {
-        Path file = dirs.spillDir().resolve("fallback-" + entry.id + "-" + (fallbackSeq++) + ".obj");
-        try {
-            return new FallbackFile(file, entry.size);
-        } catch (IOException e) {
-            throw new SpillFailedException(name, dirs.spillDir(), entry.size, e);
-        }
-    }
-
     // ---------------------------------------------------------------- state bookkeeping
-
-    /** Drops the memory copy of an object that has a spill copy. Called locked. */
-    private void evict(ObjectEntry entry) {
-        idle.makeBusy(entry);
-        allocator.free(entry.offset, entry.size);
-        counters.evicted(entry.size);
-        entry.offset = -1;
-    }
 
     /** Releases the entry's memory, fallback file and spill copy. Called locked. */
     private void free(ObjectEntry entry) {
@@ -421,9 +326,30 @@ final class StoreEngine {
 
     // ---------------------------------------------------------------- spilling
 
-    /** True if some allocation waits in the queue. Called locked. */
-    boolean allocationsWaiting() {
-        return !queue.isEmpty();
+    /** Spill attempts failed so far. Called locked. */
+    long spillFailures() {
+        return spillFailures;
+    }
+
+    /** A new exception for the last spill failure, so each waiter gets its own. Called locked. */
+    SpillFailedException spillFailure() {
+        return new SpillFailedException(name, lastSpillFailure.directory(), lastSpillFailure.bytesWanted(),
+                lastSpillFailure.getCause());
+    }
+
+    /** Bytes being written by the spill thread now. Called locked. */
+    long spillingBytes() {
+        return spillingBytes;
+    }
+
+    /** Lets spilling try again after a failure (a new request or a free may now succeed). Called locked. */
+    void retrySpill() {
+        spillBlocked = false;
+    }
+
+    /** Wakes the spill thread. Called locked. */
+    void wakeSpill() {
+        spillWanted.signal();
     }
 
     /** Wakes the spill thread if it has work. Called locked. */
@@ -437,7 +363,7 @@ final class StoreEngine {
         if (spillBlocked || !idle.hasSpillCandidates()) {
             return false;
         }
-        return !queue.isEmpty()
+        return allocations.waiting()
                 || allocator.used() - idle.evictableBytes() - spillingBytes > SPILL_THRESHOLD * allocator.capacity();
     }
 
@@ -463,7 +389,7 @@ final class StoreEngine {
                     compact(file);
                     continue;
                 }
-                long target = Math.max(minBatch, Math.min(maxBatch, queuedBytes
+                long target = Math.max(minBatch, Math.min(maxBatch, allocations.queuedBytes()
                         + (long) (allocator.used() - idle.evictableBytes() - SPILL_THRESHOLD * allocator.capacity())));
                 long bytes = idle.leastRecentlyUsed(target, MAX_BATCH_OBJECTS, batch);
                 for (ObjectEntry entry : batch) {
@@ -604,14 +530,14 @@ final class StoreEngine {
 
     /** Reads a spilled, pinned entry back into memory. Called locked with entry.restoring set. */
     private boolean restore(ObjectEntry entry, Priority priority) throws InterruptedException {
-        long offset = allocateInRegion(entry.size, priority);
+        long offset = allocations.allocate(entry.size, priority);
         FallbackFile fallback = null;
         if (offset < 0) {
             if (priority == Priority.PREFETCH) {
                 unpinLocked(entry);
                 return false;
             }
-            fallback = newFallback(entry);
+            fallback = allocations.newFallback(entry);
         }
         MemorySegment target = offset >= 0 ? region.slice(offset, entry.size) : fallback.segment();
         SpillRecord record = entry.spill;
@@ -747,7 +673,7 @@ final class StoreEngine {
         try {
             try {
                 for (ObjectEntry entry : run) {
-                    long offset = allocateInRegion(entry.size, Priority.PREFETCH);
+                    long offset = allocations.allocate(entry.size, Priority.PREFETCH);
                     if (offset < 0) {
                         break;
                     }
@@ -1013,7 +939,7 @@ final class StoreEngine {
     StoreMetrics metrics() {
         lock.lock();
         try {
-            return counters.snapshot(allocator, live, spillFiles.values(), queue.size(), spillFailures);
+            return counters.snapshot(allocator, live, spillFiles.values(), allocations.length(), spillFailures);
         } finally {
             lock.unlock();
         }
@@ -1109,7 +1035,7 @@ final class StoreEngine {
         }
     }
 
-    private void checkOpen() {
+    void checkOpen() {
         if (closed) {
             throw new StoreClosedException(name);
         }
