@@ -55,10 +55,10 @@ final class AllocationQueue {
             return -1;
         }
         Request request = new Request(priority, requestSeq++, size);
-        long failuresAtStart = engine.spillFailures();
+        long failuresAtStart = engine.spiller.failures();
         queue.add(request);
         queuedBytes += block;
-        engine.retrySpill();
+        engine.spiller.retry();
         try {
             while (true) {
                 engine.checkOpen();
@@ -75,13 +75,13 @@ final class AllocationQueue {
                     if (offset >= 0) {
                         return offset;
                     }
-                    if (engine.spillFailures() > failuresAtStart) {
-                        throw engine.spillFailure();
+                    if (engine.spiller.failures() > failuresAtStart) {
+                        throw engine.spiller.lastFailure();
                     }
-                    if (!engine.idle.hasSpillCandidates() && engine.spillingBytes() == 0) {
+                    if (!engine.idle.hasSpillCandidates() && engine.spiller.spillingBytes() == 0) {
                         return -1;
                     }
-                    engine.wakeSpill();
+                    engine.spiller.wake();
                 }
                 engine.changed.await();
             }

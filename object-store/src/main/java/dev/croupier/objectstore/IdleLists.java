@@ -48,7 +48,7 @@ final class IdleLists {
             evictableBytes += entry.size;
         } else {
             lru.add(entry);
-            engine.wakeSpillIfWanted();
+            engine.spiller.wakeIfWanted();
         }
         engine.changed.signalAll();
     }

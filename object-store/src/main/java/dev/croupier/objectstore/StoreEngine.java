@@ -5,12 +5,12 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.Comparator;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -30,7 +30,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * as the Exoshuffle paper describes it: a request that does not fit waits in a priority queue
  * (task outputs before prefetches, FIFO within a priority; only the head allocates, so a big
  * request is not starved) while the spill thread writes least recently used unpinned objects
- * to fused files. Spilling also starts ahead of need once more than {@link #SPILL_THRESHOLD} of
+ * to fused files. Spilling also starts ahead of need once more than {@link Spiller#SPILL_THRESHOLD} of
  * memory holds objects without a spill copy; such objects keep their memory until an
  * allocation needs it, then are evicted at once (their copy is on disk). When nothing can be
  * spilled, a task output falls back to a file on disk so the job keeps going, and a prefetch
@@ -50,22 +50,10 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class StoreEngine {
 
-    /** Fraction of capacity above which objects are spilled ahead of need (Ray uses 0.8). */
-    static final double SPILL_THRESHOLD = 0.8;
-    /** A closed spill file is compacted once its live copies fill less than this fraction of it. */
-    static final double COMPACT_LIVE_FRACTION = 0.25;
-    /** Prefetch rounds one compaction may start before it waits for a copy of the file to die. */
-    static final int COMPACT_PREFETCH_ROUNDS = 3;
     /** Threads restoring prefetched objects. */
     static final int PREFETCH_THREADS = 2;
-    /** Most objects per spill batch (bounds the gathering write's buffer list). */
-    static final int MAX_BATCH_OBJECTS = 1024;
-    /** Largest spill batch in bytes (before the capacity-based cap). */
-    static final long MAX_BATCH_BYTES = 64L << 20;
     /** Largest run of adjacent spilled objects a prefetch restores with one read. */
     static final long MAX_RESTORE_RUN_BYTES = 8L << 20;
-    /** Smallest spill batch in bytes (before the capacity-based cap). */
-    static final long MIN_BATCH_BYTES = 8L << 20;
 
     private static final MemorySegment EMPTY = MemorySegment.ofArray(new byte[0]);
     private static final long REGION_CLOSE_RETRY_MILLIS = 10_000;
@@ -75,71 +63,44 @@ final class StoreEngine {
     private final StoreDirectories dirs;
     private final MemoryRegion region;
     private final FreeListAllocator allocator;
-    private final SpillWriter writer;
-    private final long minBatch;
-    private final long maxBatch;
-    /** Test seam: the spill thread takes a permit before each batch write; null in production. */
-    private final Semaphore spillGate;
-    /** Test seam: lets a test make an internal thread throw; {@link FaultHook#NONE} in production. */
+    /** Test seam: lets a test make a prefetch thread throw; {@link FaultHook#NONE} in production. */
     private final FaultHook faults;
 
     final ReentrantLock lock = new ReentrantLock();
     /** Signalled whenever memory is freed, an object changes state, or the queue head changes. */
     final Condition changed = lock.newCondition();
-    /** Signalled when the spill thread may have work. */
-    private final Condition spillWanted = lock.newCondition();
 
     private final Map<ObjectId, ObjectEntry> table = new HashMap<>();
     /** Every entry not yet freed, including deleted ones still pinned; for metrics and close. */
     private final Set<ObjectEntry> live = new LinkedHashSet<>();
-    private final TreeMap<Integer, SpillFile> spillFiles = new TreeMap<>();
-    private final Thread spillThread;
     private final ExecutorService prefetchPool;
-    private SpillLog log;
 
     private long useClock;
     private boolean closed;
     /** The failure of an internal thread that died, or null; see {@link #fail}. */
     private StoreFailedException failure;
     private int ioInFlight;
-    private long spillingBytes;
-    /** Spill attempts failed so far; a waiter seeing this grow while it waits gets the failure. */
-    private long spillFailures;
-    /** Closed spill files waiting to be compacted, oldest first; guarded by the lock. */
-    private final Set<SpillFile> compactions = new LinkedHashSet<>();
-    private SpillFailedException lastSpillFailure;
-    /** After a failure, spilling waits for a new request or a free before trying again. */
-    private boolean spillBlocked;
 
     final StoreCounters counters;
     final IdleLists idle;
     final AllocationQueue allocations;
+    final Spiller spiller;
 
     StoreEngine(String name, StoreDirectories dirs, MemoryRegion region, long spillFileBytes, Compression compression,
                 Semaphore spillGate, FaultHook faults) {
         this.name = name;
-        this.spillGate = spillGate;
         this.faults = faults;
         this.dirs = dirs;
         this.region = region;
         this.allocator = region.allocator();
-        this.writer = new SpillWriter(dirs.spillDir(), spillFileBytes, compression);
-        this.maxBatch = Math.max(FreeListAllocator.ALIGNMENT, Math.min(MAX_BATCH_BYTES, allocator.capacity() / 4));
-        this.minBatch = Math.min(MIN_BATCH_BYTES, Math.max(FreeListAllocator.ALIGNMENT, allocator.capacity() / 16));
         this.counters = new StoreCounters(lock);
         this.idle = new IdleLists(this);
         this.allocations = new AllocationQueue(this, region, dirs);
-        this.spillThread = Thread.ofPlatform().daemon().name("croupier-spill-" + name).unstarted(() -> {
-            try {
-                spillLoop();
-            } catch (Throwable t) {
-                fail(t);
-            }
-        });
+        this.spiller = new Spiller(this, dirs, region, spillFileBytes, compression, spillGate, faults);
         AtomicInteger threadNo = new AtomicInteger();
         this.prefetchPool = Executors.newFixedThreadPool(PREFETCH_THREADS, r -> Thread.ofPlatform().daemon()
                 .name("croupier-prefetch-" + name + "-" + threadNo.incrementAndGet()).unstarted(r));
-        spillThread.start();
+        spiller.start();
     }
 
     // ---------------------------------------------------------------- create, seal, abort
@@ -207,7 +168,7 @@ final class StoreEngine {
     // ---------------------------------------------------------------- state bookkeeping
 
     /** Releases the entry's memory, fallback file and spill copy. Called locked. */
-    private void free(ObjectEntry entry) {
+    void free(ObjectEntry entry) {
         if (entry.freed) {
             return;
         }
@@ -224,260 +185,9 @@ final class StoreEngine {
             entry.fallback = null;
         }
         if (entry.spill != null) {
-            dropSpillCopy(entry);
+            spiller.dropSpillCopy(entry);
         }
-        spillBlocked = false;
-        changed.signalAll();
-    }
-
-    /** Marks the entry's spill copy dead; deletes its file if that was the last, else maybe compacts it. Called locked. */
-    private void dropSpillCopy(ObjectEntry entry) {
-        SpillRecord record = entry.spill;
-        entry.spill = null;
-        SpillFile file = record.file();
-        file.liveObjects--;
-        file.compactPrefetches = 0;
-        file.liveBytes -= SpillFrame.frameBytes(record.storedLength());
-        spillLog().dead(entry.id, record, entry.size);
-        deleteIfDead(file);
-        if (!file.deleted && file.full && file.liveBytes < COMPACT_LIVE_FRACTION * file.end()
-                && compactions.add(file)) {
-            spillWanted.signal();
-        }
-    }
-
-    /**
-     * Compaction of a closed spill file whose live copies fill less than
-     * {@link #COMPACT_LIVE_FRACTION} of it, so a few long-lived objects cannot pin a mostly dead
-     * file on disk forever. It reuses the store's own moves instead of copying frames: live
-     * objects still in memory lose their spill copy (they become ordinary unspilled objects,
-     * which the spill thread writes again, into the current file, only if memory runs short), and
-     * spilled ones are prefetched first and handled the same way once their restore is done. When
-     * the last copy is dropped the file is deleted as any dead file. Busy objects (pinned,
-     * restoring) are left for a later pass; the file is looked at again whenever one of its copies
-     * dies or a compaction prefetch finishes. Runs on the spill thread, locked, without waiting
-     * for I/O: the prefetch needs the spill thread to make room.
-     */
-    private void compact(SpillFile file) {
-        if (file.deleted || closed) {
-            return;
-        }
-        List<ObjectEntry> copies = new ArrayList<>();
-        for (ObjectEntry entry : live) {
-            if (entry.spill != null && entry.spill.file() == file) {
-                copies.add(entry);
-            }
-        }
-        List<ObjectId> spilled = new ArrayList<>();
-        for (ObjectEntry entry : copies) {
-            if (entry.pins > 0 || entry.restoring || entry.spilling || !entry.sealed) {
-                continue;
-            }
-            if (entry.resident()) {
-                idle.makeBusy(entry);
-                entry.prefetched = false;
-                counters.compactedCopy(entry.size);
-                dropSpillCopy(entry);
-                idle.makeIdle(entry);
-            } else {
-                spilled.add(entry.id);
-            }
-        }
-        if (file.deleted) {
-            counters.compactedFile();
-        } else if (!spilled.isEmpty() && file.compactPrefetches++ < COMPACT_PREFETCH_ROUNDS) {
-            // look again once the restores are in; a prefetch may also give up when memory is full
-            lock.unlock();
-            try {
-                prefetch(spilled).whenComplete((done, failure) -> {
-                    lock.lock();
-                    try {
-                        if (!closed && !file.deleted && compactions.add(file)) {
-                            spillWanted.signal();
-                        }
-                    } finally {
-                        lock.unlock();
-                    }
-                });
-            } finally {
-                lock.lock();
-            }
-        }
-    }
-
-    private void deleteIfDead(SpillFile file) {
-        if (file.full && file.liveObjects == 0 && !file.deleted) {
-            try {
-                file.delete();
-            } catch (IOException e) {
-                throw new ObjectStoreException("store '" + name + "' cannot delete dead spill file " + file, e);
-            }
-            spillFiles.remove(file.number);
-            spillLog().fileDeleted(file.number);
-        }
-    }
-
-    private SpillLog spillLog() {
-        if (log == null) {
-            log = new SpillLog(dirs.spillDir());
-        }
-        return log;
-    }
-
-    // ---------------------------------------------------------------- spilling
-
-    /** Spill attempts failed so far. Called locked. */
-    long spillFailures() {
-        return spillFailures;
-    }
-
-    /** A new exception for the last spill failure, so each waiter gets its own. Called locked. */
-    SpillFailedException spillFailure() {
-        return new SpillFailedException(name, lastSpillFailure.directory(), lastSpillFailure.bytesWanted(),
-                lastSpillFailure.getCause());
-    }
-
-    /** Bytes being written by the spill thread now. Called locked. */
-    long spillingBytes() {
-        return spillingBytes;
-    }
-
-    /** Lets spilling try again after a failure (a new request or a free may now succeed). Called locked. */
-    void retrySpill() {
-        spillBlocked = false;
-    }
-
-    /** Wakes the spill thread. Called locked. */
-    void wakeSpill() {
-        spillWanted.signal();
-    }
-
-    /** Wakes the spill thread if it has work. Called locked. */
-    void wakeSpillIfWanted() {
-        if (wantsSpill()) {
-            spillWanted.signal();
-        }
-    }
-
-    private boolean wantsSpill() {
-        if (spillBlocked || !idle.hasSpillCandidates()) {
-            return false;
-        }
-        return allocations.waiting()
-                || allocator.used() - idle.evictableBytes() - spillingBytes > SPILL_THRESHOLD * allocator.capacity();
-    }
-
-    private void spillLoop() {
-        List<ObjectEntry> batch = new ArrayList<>();
-        List<SpillWriter.Item> items = new ArrayList<>();
-        boolean needLog;
-        while (true) {
-            batch.clear();
-            items.clear();
-            faults.at(FaultHook.Site.SPILL_THREAD);
-            lock.lock();
-            try {
-                while (!closed && failure == null && !wantsSpill() && (compactions.isEmpty() || spillBlocked)) {
-                    spillWanted.awaitUninterruptibly();
-                }
-                if (closed || failure != null) {
-                    return;
-                }
-                if (!wantsSpill()) {
-                    SpillFile file = compactions.iterator().next();
-                    compactions.remove(file);
-                    compact(file);
-                    continue;
-                }
-                long target = Math.max(minBatch, Math.min(maxBatch, allocations.queuedBytes()
-                        + (long) (allocator.used() - idle.evictableBytes() - SPILL_THRESHOLD * allocator.capacity())));
-                long bytes = idle.leastRecentlyUsed(target, MAX_BATCH_OBJECTS, batch);
-                for (ObjectEntry entry : batch) {
-                    idle.makeBusy(entry);
-                    entry.spilling = true;
-                    items.add(new SpillWriter.Item(entry.id, region.slice(entry.offset, entry.size)));
-                }
-                spillingBytes += bytes;
-                ioInFlight++;
-                needLog = log == null;
-            } finally {
-                lock.unlock();
-            }
-            SpillLog newLog = null;
-            long start = System.nanoTime();
-            SpillWriter.Result result;
-            try {
-                // Chronicle takes a while to create its queue: do it before the first batch, unlocked
-                newLog = needLog ? new SpillLog(dirs.spillDir()) : null;
-                if (spillGate != null) {
-                    spillGate.acquireUninterruptibly();
-                }
-                start = System.nanoTime();
-                SpillEvent event = new SpillEvent();
-                event.begin();
-                result = writer.write(items);
-                if (event.shouldCommit()) {
-                    event.store = name;
-                    event.objects = result.records().size();
-                    for (int i = 0; i < event.objects; i++) {
-                        event.bytes += items.get(i).bytes().byteSize();
-                    }
-                    event.commit();
-                }
-            } catch (RuntimeException | Error e) {
-                // never leave objects marked as spilling (close would wait for them forever)
-                result = new SpillWriter.Result(List.of(), new IOException("spill write failed", e), List.of(),
-                        List.of());
-            }
-            long nanos = System.nanoTime() - start;
-            lock.lock();
-            try {
-                if (newLog != null) {
-                    log = newLog;
-                }
-                finishSpill(batch, result, nanos);
-            } finally {
-                lock.unlock();
-            }
-        }
-    }
-
-    private void finishSpill(List<ObjectEntry> batch, SpillWriter.Result result, long nanos) {
-        ioInFlight--;
-        counters.spillTook(nanos);
-        for (SpillFile file : result.newFiles()) {
-            spillFiles.put(file.number, file);
-        }
-        long failedBytes = 0;
-        for (int i = 0; i < batch.size(); i++) {
-            ObjectEntry entry = batch.get(i);
-            entry.spilling = false;
-            spillingBytes -= entry.size;
-            if (i < result.records().size()) {
-                SpillRecord record = result.records().get(i);
-                entry.spill = record;
-                record.file().liveObjects++;
-                record.file().liveBytes += SpillFrame.frameBytes(record.storedLength());
-                counters.spilled(entry.size);
-                spillLog().spilled(entry.id, record, entry.size);
-            } else {
-                failedBytes += entry.size;
-            }
-            if (entry.deleted && entry.pins == 0) {
-                free(entry);
-            } else {
-                idle.makeIdle(entry);
-            }
-        }
-        for (SpillFile file : result.closedFiles()) {
-            file.full = true;
-            deleteIfDead(file);
-        }
-        if (result.failure() != null) {
-            spillFailures++;
-            spillBlocked = true;
-            lastSpillFailure = new SpillFailedException(name, writer.dir(), failedBytes, result.failure());
-        }
+        spiller.retry();
         changed.signalAll();
     }
 
@@ -939,7 +649,7 @@ final class StoreEngine {
     StoreMetrics metrics() {
         lock.lock();
         try {
-            return counters.snapshot(allocator, live, spillFiles.values(), allocations.length(), spillFailures);
+            return counters.snapshot(allocator, live, spiller.files(), allocations.length(), spiller.failures());
         } finally {
             lock.unlock();
         }
@@ -949,7 +659,7 @@ final class StoreEngine {
     void awaitSpillIdle() throws InterruptedException {
         lock.lock();
         try {
-            while (spillingBytes > 0) {
+            while (spiller.spillingBytes() > 0) {
                 checkOpen();
                 changed.await();
             }
@@ -965,7 +675,7 @@ final class StoreEngine {
                 return;
             }
             closed = true;
-            spillWanted.signalAll();
+            spiller.wakeToStop();
             changed.signalAll();
         } finally {
             lock.unlock();
@@ -975,7 +685,7 @@ final class StoreEngine {
         prefetchPool.shutdown();
         boolean interrupted = false;
         try {
-            spillThread.join();
+            spiller.join();
             prefetchPool.awaitTermination(1, TimeUnit.MINUTES);
         } catch (InterruptedException e) {
             interrupted = true;
@@ -989,17 +699,7 @@ final class StoreEngine {
                 free(entry);
             }
             table.clear();
-            for (SpillFile file : spillFiles.values()) {
-                try {
-                    file.channel.close();
-                } catch (IOException e) {
-                    // the directory is deleted below; a close failure changes nothing
-                }
-            }
-            spillFiles.clear();
-            if (log != null) {
-                log.close();
-            }
+            spiller.closeFiles();
         } finally {
             lock.unlock();
         }
@@ -1035,6 +735,37 @@ final class StoreEngine {
         }
     }
 
+    /** True once {@link #close} began. Called locked. */
+    boolean isClosed() {
+        assert lock.isHeldByCurrentThread();
+        return closed;
+    }
+
+    /** True while the store is neither closed nor failed. Called locked. */
+    boolean isRunning() {
+        assert lock.isHeldByCurrentThread();
+        return !closed && failure == null;
+    }
+
+    /** Every entry not yet freed, including deleted ones still pinned. Called locked. */
+    Collection<ObjectEntry> live() {
+        assert lock.isHeldByCurrentThread();
+        return Collections.unmodifiableCollection(live);
+    }
+
+    /** An I/O on store memory or a spill file begins; close waits for it to end. Called locked. */
+    void ioStarted() {
+        assert lock.isHeldByCurrentThread();
+        ioInFlight++;
+    }
+
+    /** An I/O counted by {@link #ioStarted} ended. Called locked. */
+    void ioEnded() {
+        assert lock.isHeldByCurrentThread();
+        ioInFlight--;
+        changed.signalAll();
+    }
+
     void checkOpen() {
         if (closed) {
             throw new StoreClosedException(name);
@@ -1056,13 +787,13 @@ final class StoreEngine {
      *
      * @return the failure, for the dying thread to throw
      */
-    private StoreFailedException fail(Throwable cause) {
+    StoreFailedException fail(Throwable cause) {
         lock.lock();
         try {
             if (failure == null && !closed) {
                 failure = new StoreFailedException(name, Thread.currentThread().getName(), cause);
                 changed.signalAll();
-                spillWanted.signalAll();
+                spiller.wakeToStop();
             }
             return new StoreFailedException(name, Thread.currentThread().getName(), cause);
         } finally {
