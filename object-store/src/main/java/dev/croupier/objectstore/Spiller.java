@@ -223,7 +223,7 @@ final class Spiller {
             // look again once the restores are in; a prefetch may also give up when memory is full
             lock.unlock();
             try {
-                engine.prefetch(spilled).whenComplete((done, failure) -> {
+                engine.restorer.prefetch(spilled).whenComplete((done, failure) -> {
                     lock.lock();
                     try {
                         if (!engine.isClosed() && !file.deleted && compactions.add(file)) {

@@ -8,17 +8,10 @@ import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.Comparator;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -50,11 +43,6 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class StoreEngine {
 
-    /** Threads restoring prefetched objects. */
-    static final int PREFETCH_THREADS = 2;
-    /** Largest run of adjacent spilled objects a prefetch restores with one read. */
-    static final long MAX_RESTORE_RUN_BYTES = 8L << 20;
-
     private static final MemorySegment EMPTY = MemorySegment.ofArray(new byte[0]);
     private static final long REGION_CLOSE_RETRY_MILLIS = 10_000;
 
@@ -63,8 +51,6 @@ final class StoreEngine {
     private final StoreDirectories dirs;
     private final MemoryRegion region;
     private final FreeListAllocator allocator;
-    /** Test seam: lets a test make a prefetch thread throw; {@link FaultHook#NONE} in production. */
-    private final FaultHook faults;
 
     final ReentrantLock lock = new ReentrantLock();
     /** Signalled whenever memory is freed, an object changes state, or the queue head changes. */
@@ -73,7 +59,6 @@ final class StoreEngine {
     private final Map<ObjectId, ObjectEntry> table = new HashMap<>();
     /** Every entry not yet freed, including deleted ones still pinned; for metrics and close. */
     private final Set<ObjectEntry> live = new LinkedHashSet<>();
-    private final ExecutorService prefetchPool;
 
     private long useClock;
     private boolean closed;
@@ -85,11 +70,11 @@ final class StoreEngine {
     final IdleLists idle;
     final AllocationQueue allocations;
     final Spiller spiller;
+    final Restorer restorer;
 
     StoreEngine(String name, StoreDirectories dirs, MemoryRegion region, long spillFileBytes, Compression compression,
                 Semaphore spillGate, FaultHook faults) {
         this.name = name;
-        this.faults = faults;
         this.dirs = dirs;
         this.region = region;
         this.allocator = region.allocator();
@@ -97,9 +82,7 @@ final class StoreEngine {
         this.idle = new IdleLists(this);
         this.allocations = new AllocationQueue(this, region, dirs);
         this.spiller = new Spiller(this, dirs, region, spillFileBytes, compression, spillGate, faults);
-        AtomicInteger threadNo = new AtomicInteger();
-        this.prefetchPool = Executors.newFixedThreadPool(PREFETCH_THREADS, r -> Thread.ofPlatform().daemon()
-                .name("croupier-prefetch-" + name + "-" + threadNo.incrementAndGet()).unstarted(r));
+        this.restorer = new Restorer(this, region, faults);
         spiller.start();
     }
 
@@ -196,297 +179,16 @@ final class StoreEngine {
     PinnedObject get(ObjectId id) throws InterruptedException {
         lock.lock();
         try {
-            ObjectEntry entry = pinResident(id, Priority.TASK_OUTPUT);
+            ObjectEntry entry = restorer.pin(id, Priority.TASK_OUTPUT);
             return new Pinned(entry, segmentOf(entry).asReadOnly());
         } finally {
             lock.unlock();
         }
     }
 
-    /**
-     * Pins the object, restoring it first if it is spilled. Returns null only for a prefetch that
-     * found no memory. Called locked; releases the lock during I/O.
-     */
-    private ObjectEntry pinResident(ObjectId id, Priority priority) throws InterruptedException {
-        while (true) {
-            checkOpen();
-            ObjectEntry entry = sealedEntry(id);
-            if (entry.resident()) {
-                idle.makeBusy(entry);
-                entry.pins++;
-                entry.prefetched = false;
-                return entry;
-            }
-            if (entry.restoring) {
-                changed.await();
-                continue;
-            }
-            entry.restoring = true;
-            entry.pins++;
-            try {
-                if (!restore(entry, priority)) {
-                    return null;
-                }
-                return entry;
-            } catch (InterruptedException | RuntimeException e) {
-                unpinLocked(entry);
-                throw e;
-            } finally {
-                entry.restoring = false;
-                changed.signalAll();
-            }
-        }
-    }
-
-    /** Reads a spilled, pinned entry back into memory. Called locked with entry.restoring set. */
-    private boolean restore(ObjectEntry entry, Priority priority) throws InterruptedException {
-        long offset = allocations.allocate(entry.size, priority);
-        FallbackFile fallback = null;
-        if (offset < 0) {
-            if (priority == Priority.PREFETCH) {
-                unpinLocked(entry);
-                return false;
-            }
-            fallback = allocations.newFallback(entry);
-        }
-        MemorySegment target = offset >= 0 ? region.slice(offset, entry.size) : fallback.segment();
-        SpillRecord record = entry.spill;
-        ioInFlight++;
-        lock.unlock();
-        long start = System.nanoTime();
-        Exception failure = null;
-        RestoreEvent event = new RestoreEvent();
-        event.begin();
-        try {
-            SpillReader.readInto(entry.id, record, target);
-            if (event.shouldCommit()) {
-                event.store = name;
-                event.objects = 1;
-                event.bytes = entry.size;
-                event.commit();
-            }
-        } catch (IOException | RuntimeException e) {
-            failure = e;
-        } finally {
-            lock.lock();
-            ioInFlight--;
-            changed.signalAll();
-        }
-        if (failure != null) {
-            if (offset >= 0) {
-                allocator.free(offset, entry.size);
-            } else {
-                fallback.close();
-            }
-            throw new ObjectStoreException("store '" + name + "' cannot restore object " + entry.id
-                    + " from spill file " + record.file() + " at offset " + record.frameOffset() + ": "
-                    + failure.getMessage(), failure);
-        }
-        counters.restoreTook(System.nanoTime() - start);
-        if (offset >= 0) {
-            entry.offset = offset;
-        } else {
-            entry.fallback = fallback;
-        }
-        counters.restored(entry);
-        return true;
-    }
-
-    /**
-     * Restores spilled objects in the background. Raw objects that lie next to each other in a
-     * spill file (as objects spilled together do) are restored as runs with one scattering read
-     * per run, the read-side twin of fused writes; compressed objects one by one.
-     */
+    /** Restores spilled objects in the background; see {@link Restorer#prefetch}. */
     CompletableFuture<Void> prefetch(Collection<ObjectId> ids) {
-        List<CompletableFuture<Void>> futures = new ArrayList<>();
-        List<List<ObjectEntry>> runs = new ArrayList<>();
-        List<ObjectId> singles = new ArrayList<>();
-        lock.lock();
-        try {
-            if (closed) {
-                return CompletableFuture.completedFuture(null);
-            }
-            if (failure != null) {
-                return CompletableFuture.failedFuture(failed());
-            }
-            List<ObjectEntry> raw = new ArrayList<>();
-            for (ObjectId id : ids) {
-                ObjectEntry entry = table.get(id);
-                if (entry == null || !entry.sealed || entry.resident() || entry.restoring || raw.contains(entry)) {
-                    continue;
-                }
-                if (entry.spill.compression() == Compression.NONE) {
-                    raw.add(entry);
-                } else {
-                    singles.add(id);
-                }
-            }
-            raw.sort(Comparator.comparingInt((ObjectEntry e) -> e.spill.file().number)
-                    .thenComparingLong(e -> e.spill.frameOffset()));
-            List<ObjectEntry> run = new ArrayList<>();
-            long runBytes = 0;
-            for (ObjectEntry entry : raw) {
-                if (!run.isEmpty()) {
-                    SpillRecord last = run.getLast().spill;
-                    long gap = entry.spill.frameOffset() - last.frameEnd();
-                    boolean adjacent = last.file() == entry.spill.file() && gap >= 0 && gap <= SpillReader.MAX_RUN_GAP;
-                    if (!adjacent || runBytes + entry.size > MAX_RESTORE_RUN_BYTES) {
-                        runs.add(run);
-                        run = new ArrayList<>();
-                        runBytes = 0;
-                    }
-                }
-                entry.restoring = true;
-                entry.pins++;
-                run.add(entry);
-                runBytes += entry.size;
-            }
-            if (!run.isEmpty()) {
-                runs.add(run);
-            }
-        } finally {
-            lock.unlock();
-        }
-        try {
-            for (int i = 0; i < runs.size(); i++) {
-                List<ObjectEntry> r = runs.get(i);
-                futures.add(CompletableFuture.runAsync(() -> failOnDeath(() -> restoreRun(r)), prefetchPool));
-                runs.set(i, List.of());
-            }
-            for (ObjectId id : singles) {
-                futures.add(CompletableFuture.runAsync(() -> failOnDeath(() -> prefetchOne(id)), prefetchPool));
-            }
-        } catch (RejectedExecutionException e) {
-            // the store closed meanwhile: drop the restores not handed to the pool
-            lock.lock();
-            try {
-                for (List<ObjectEntry> r : runs) {
-                    releaseRun(r);
-                }
-            } finally {
-                lock.unlock();
-            }
-        }
-        return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new));
-    }
-
-    /**
-     * Restores a run of adjacent raw frames (entries already marked restoring and pinned):
-     * allocates each at prefetch priority, stopping at the first that finds no memory, then
-     * reads the allocated prefix with one scattering read.
-     */
-    private void restoreRun(List<ObjectEntry> run) {
-        faults.at(FaultHook.Site.PREFETCH_RUN);
-        List<MemorySegment> targets = new ArrayList<>(run.size());
-        List<Long> offsets = new ArrayList<>(run.size());
-        lock.lock();
-        try {
-            try {
-                for (ObjectEntry entry : run) {
-                    long offset = allocations.allocate(entry.size, Priority.PREFETCH);
-                    if (offset < 0) {
-                        break;
-                    }
-                    offsets.add(offset);
-                    targets.add(region.slice(offset, entry.size));
-                }
-            } catch (InterruptedException | RuntimeException e) {
-                // store closing or failed, or pool stopping: give the run up
-            }
-            if (targets.size() < run.size()) {
-                releaseRun(run.subList(targets.size(), run.size()));
-            }
-            if (targets.isEmpty()) {
-                return;
-            }
-            ioInFlight++;
-        } finally {
-            lock.unlock();
-        }
-        List<ObjectEntry> done = run.subList(0, targets.size());
-        List<SpillRecord> records = new ArrayList<>(done.size());
-        List<ObjectId> expected = new ArrayList<>(done.size());
-        for (ObjectEntry entry : done) {
-            records.add(entry.spill);
-            expected.add(entry.id);
-        }
-        long start = System.nanoTime();
-        Exception failure = null;
-        RestoreEvent event = new RestoreEvent();
-        event.begin();
-        try {
-            SpillReader.readRun(expected, records, targets);
-            if (event.shouldCommit()) {
-                event.store = name;
-                event.objects = targets.size();
-                for (ObjectEntry entry : done) {
-                    event.bytes += entry.size;
-                }
-                event.prefetch = true;
-                event.commit();
-            }
-        } catch (IOException | RuntimeException e) {
-            failure = e;
-        }
-        lock.lock();
-        try {
-            ioInFlight--;
-            for (int i = 0; i < done.size(); i++) {
-                ObjectEntry entry = done.get(i);
-                if (failure == null) {
-                    entry.offset = offsets.get(i);
-                    counters.restored(entry);
-                    entry.prefetched = true;
-                } else {
-                    allocator.free(offsets.get(i), entry.size);
-                }
-            }
-            if (failure == null) {
-                counters.restoreTook(System.nanoTime() - start);
-            }
-            releaseRun(done);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /** Ends the restore of run entries: clears the flag and drops the run's pin. Called locked. */
-    private void releaseRun(List<ObjectEntry> entries) {
-        for (ObjectEntry entry : entries) {
-            entry.restoring = false;
-            unpinLocked(entry);
-        }
-        changed.signalAll();
-    }
-
-    private void prefetchOne(ObjectId id) {
-        faults.at(FaultHook.Site.PREFETCH_ONE);
-        lock.lock();
-        try {
-            if (closed) {
-                return;
-            }
-            ObjectEntry entry = table.get(id);
-            if (entry == null || !entry.sealed || entry.resident()) {
-                return;
-            }
-            ObjectEntry pinned = pinResident(id, Priority.PREFETCH);
-            if (pinned != null) {
-                pinned.prefetched = true;
-                unpinLocked(pinned);
-            }
-        } catch (ObjectNotFoundException e) {
-            // deleted while the prefetch waited: nothing to restore
-        } catch (ObjectStoreException e) {
-            if (!closed) {
-                throw e;
-            }
-            // the store closed while the prefetch waited for memory: a prefetch just gives up
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } finally {
-            lock.unlock();
-        }
+        return restorer.prefetch(ids);
     }
 
     ObjectReader openReader(ObjectId id) throws InterruptedException {
@@ -495,7 +197,7 @@ final class StoreEngine {
             checkOpen();
             ObjectEntry entry = sealedEntry(id);
             if (entry.resident() || entry.restoring || entry.spill.compression() != Compression.NONE) {
-                entry = pinResident(id, Priority.TASK_OUTPUT);
+                entry = restorer.pin(id, Priority.TASK_OUTPUT);
                 MemorySegment view = segmentOf(entry).asReadOnly();
                 return new ObjectReader(this, new Pinned(entry, view), view, null);
             }
@@ -514,7 +216,7 @@ final class StoreEngine {
         lock.lock();
         try {
             checkOpen();
-            ioInFlight++;
+            ioStarted();
         } finally {
             lock.unlock();
         }
@@ -523,8 +225,7 @@ final class StoreEngine {
         } finally {
             lock.lock();
             try {
-                ioInFlight--;
-                changed.signalAll();
+                ioEnded();
             } finally {
                 lock.unlock();
             }
@@ -600,7 +301,14 @@ final class StoreEngine {
         }
     }
 
-    private ObjectEntry sealedEntry(ObjectId id) {
+    /** The table's entry for the id, or null. Called locked. */
+    ObjectEntry entry(ObjectId id) {
+        assert lock.isHeldByCurrentThread();
+        return table.get(id);
+    }
+
+    /** The sealed object's entry; throws if there is none. Called locked. */
+    ObjectEntry sealedEntry(ObjectId id) {
         ObjectEntry entry = table.get(id);
         if (entry == null) {
             throw new ObjectNotFoundException(name, id, "no such object (never created or deleted)");
@@ -632,7 +340,8 @@ final class StoreEngine {
         }
     }
 
-    private void unpinLocked(ObjectEntry entry) {
+    /** Drops a pin; the last one makes the entry idle, or frees it if deleted. Called locked. */
+    void unpinLocked(ObjectEntry entry) {
         entry.pins--;
         if (entry.pins == 0) {
             entry.lastUse = ++useClock;
@@ -680,13 +389,11 @@ final class StoreEngine {
         } finally {
             lock.unlock();
         }
-        // not shutdownNow: a dropped task would leave its prefetch future incomplete forever;
-        // queued tasks run, see the store closed and return at once
-        prefetchPool.shutdown();
+        restorer.shutdown();
         boolean interrupted = false;
         try {
             spiller.join();
-            prefetchPool.awaitTermination(1, TimeUnit.MINUTES);
+            restorer.awaitTermination();
         } catch (InterruptedException e) {
             interrupted = true;
         }
@@ -776,7 +483,7 @@ final class StoreEngine {
     }
 
     /** A new exception for the store's failure, so each caller gets its own stack trace. */
-    private StoreFailedException failed() {
+    StoreFailedException failed() {
         return new StoreFailedException(name, failure.thread(), failure.getCause());
     }
 
@@ -798,22 +505,6 @@ final class StoreEngine {
             return new StoreFailedException(name, Thread.currentThread().getName(), cause);
         } finally {
             lock.unlock();
-        }
-    }
-
-    /**
-     * Runs a prefetch thread's work. An {@link ObjectStoreException} is that prefetch's own typed
-     * failure (a restore that could not be read, a closed or failed store): its future reports
-     * it and the store's state is whole. Anything else means the thread died mid-change, with
-     * entries it had marked restoring and pinned and callers waiting for them: the store fails.
-     */
-    private void failOnDeath(Runnable work) {
-        try {
-            work.run();
-        } catch (ObjectStoreException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw fail(t);
         }
     }
 
