@@ -16,16 +16,18 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The store's state machine: object table, LRU lists, allocation queue, spill thread, restores.
+ * The store's state machine: the lock, the object table, the store's life (open, closed,
+ * failed, I/O in flight), and the calls {@link ObjectStore} makes, run on its parts.
  *
  * <p>Design note: one lock guards all state (taken once per object operation, never per
  * record); byte copies and disk I/O happen outside it. Allocation follows Ray's object manager
  * as the Exoshuffle paper describes it: a request that does not fit waits in a priority queue
  * (task outputs before prefetches, FIFO within a priority; only the head allocates, so a big
  * request is not starved) while the spill thread writes least recently used unpinned objects
- * to fused files. Spilling also starts ahead of need once more than {@link Spiller#SPILL_THRESHOLD} of
- * memory holds objects without a spill copy; such objects keep their memory until an
- * allocation needs it, then are evicted at once (their copy is on disk). When nothing can be
+ * to fused files. Spilling also starts ahead of need once more than
+ * {@link Spiller#SPILL_THRESHOLD} of memory holds objects without a spill copy; such objects
+ * keep their memory until an allocation needs it, then are evicted at once (their copy is on
+ * disk). When nothing can be
  * spilled, a task output falls back to a file on disk so the job keeps going, and a prefetch
  * gives up. Spilled objects are restored by {@code get} on the caller's thread, or by the
  * prefetch pool at low priority.
@@ -35,23 +37,31 @@ import java.util.concurrent.locks.ReentrantLock;
  * waiting: it fails the store ({@link #fail}), which wakes every waiter to throw a
  * {@link StoreFailedException} carrying the error, as does every later call.
  *
- * <p>This class is longer than the house's usual size because the allocation, spill and
- * restore paths share one lock and one set of invariants; splitting them would spread those
- * invariants over several files.
+ * <p>The engine is split along its seams into parts that share its one lock and its
+ * {@link #changed} condition rather than having locks of their own, since the allocation, spill
+ * and restore paths share one set of invariants (an object is on at most one idle list, bytes
+ * are counted in exactly one place, a waiter is woken by whatever change it waits for):
+ * {@link AllocationQueue} (waiting allocations and their admission: eviction, fallback files),
+ * {@link IdleLists} (the LRU and evictable lists), {@link Spiller} (the spill thread, spill files
+ * and compaction), {@link Restorer} (restores and the prefetch pool) and {@link StoreCounters}
+ * (the byte and time counters behind {@link StoreMetrics}). Each part reaches the others through
+ * the engine and asserts the lock is held wherever it touches shared state; the engine keeps
+ * the object table and what ties the parts together: an object's seal, pins and free.
  *
- * <p>Thread-safety: thread-safe.
+ * <p>Thread-safety: thread-safe; all state, the parts' included, is guarded by {@link #lock}.
  */
 final class StoreEngine {
 
+    static final System.Logger LOG = System.getLogger(StoreEngine.class.getName());
     private static final MemorySegment EMPTY = MemorySegment.ofArray(new byte[0]);
     private static final long REGION_CLOSE_RETRY_MILLIS = 10_000;
 
     final String name;
-    static final System.Logger LOG = System.getLogger(StoreEngine.class.getName());
     private final StoreDirectories dirs;
     private final MemoryRegion region;
     private final FreeListAllocator allocator;
 
+    /** The one lock of the store and its parts. */
     final ReentrantLock lock = new ReentrantLock();
     /** Signalled whenever memory is freed, an object changes state, or the queue head changes. */
     final Condition changed = lock.newCondition();
@@ -152,6 +162,7 @@ final class StoreEngine {
 
     /** Releases the entry's memory, fallback file and spill copy. Called locked. */
     void free(ObjectEntry entry) {
+        assert lock.isHeldByCurrentThread();
         if (entry.freed) {
             return;
         }
@@ -174,7 +185,7 @@ final class StoreEngine {
         changed.signalAll();
     }
 
-    // ---------------------------------------------------------------- get, restore, prefetch
+    // ---------------------------------------------------------------- get, prefetch, readers
 
     PinnedObject get(ObjectId id) throws InterruptedException {
         lock.lock();
@@ -309,6 +320,7 @@ final class StoreEngine {
 
     /** The sealed object's entry; throws if there is none. Called locked. */
     ObjectEntry sealedEntry(ObjectId id) {
+        assert lock.isHeldByCurrentThread();
         ObjectEntry entry = table.get(id);
         if (entry == null) {
             throw new ObjectNotFoundException(name, id, "no such object (never created or deleted)");
@@ -342,6 +354,7 @@ final class StoreEngine {
 
     /** Drops a pin; the last one makes the entry idle, or frees it if deleted. Called locked. */
     void unpinLocked(ObjectEntry entry) {
+        assert lock.isHeldByCurrentThread();
         entry.pins--;
         if (entry.pins == 0) {
             entry.lastUse = ++useClock;
@@ -442,6 +455,8 @@ final class StoreEngine {
         }
     }
 
+    // ---------------------------------------------------------------- the store's life, for the parts
+
     /** True once {@link #close} began. Called locked. */
     boolean isClosed() {
         assert lock.isHeldByCurrentThread();
@@ -473,6 +488,7 @@ final class StoreEngine {
         changed.signalAll();
     }
 
+    /** Throws if the store is closed or failed. Called locked. */
     void checkOpen() {
         if (closed) {
             throw new StoreClosedException(name);
