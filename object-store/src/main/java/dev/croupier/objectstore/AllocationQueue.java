@@ -98,6 +98,7 @@ final class AllocationQueue {
      * not reserved is given up (the store then holds less and spills sooner).
      */
     private long allocateReserved(long size) {
+        assert lock.isHeldByCurrentThread();
         long offset = allocator.allocate(size);
         if (offset >= 0 && !region.reserveTo(offset + FreeListAllocator.blockSize(size))) {
             allocator.free(offset, size);
@@ -112,6 +113,7 @@ final class AllocationQueue {
 
     /** Drops the memory copy of an object that has a spill copy. */
     private void evict(ObjectEntry entry) {
+        assert lock.isHeldByCurrentThread();
         engine.idle.makeBusy(entry);
         allocator.free(entry.offset, entry.size);
         engine.counters.evicted(entry.size);

@@ -193,6 +193,7 @@ final class Spiller {
      * for I/O: the prefetch needs the spill thread to make room.
      */
     private void compact(SpillFile file) {
+        assert lock.isHeldByCurrentThread();
         if (file.deleted || engine.isClosed()) {
             return;
         }
@@ -240,6 +241,7 @@ final class Spiller {
     }
 
     private void deleteIfDead(SpillFile file) {
+        assert lock.isHeldByCurrentThread();
         if (file.full && file.liveObjects == 0 && !file.deleted) {
             try {
                 file.delete();
@@ -252,6 +254,7 @@ final class Spiller {
     }
 
     private SpillLog spillLog() {
+        assert lock.isHeldByCurrentThread();
         if (log == null) {
             log = new SpillLog(dirs.spillDir());
         }
@@ -259,6 +262,7 @@ final class Spiller {
     }
 
     private boolean wantsSpill() {
+        assert lock.isHeldByCurrentThread();
         if (spillBlocked || !engine.idle.hasSpillCandidates()) {
             return false;
         }
@@ -344,6 +348,7 @@ final class Spiller {
     }
 
     private void finishSpill(List<ObjectEntry> batch, SpillWriter.Result result, long nanos) {
+        assert lock.isHeldByCurrentThread();
         engine.ioEnded();
         engine.counters.spillTook(nanos);
         for (SpillFile file : result.newFiles()) {
