@@ -19,8 +19,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * log, the files waiting for compaction, and the spill state allocations read: bytes being
  * written, failures so far and whether spilling is blocked after one.
  *
- * <p>Thread-safety: guarded by the engine's lock, which every method asserts is held; the
- * thread takes it once per batch and writes unlocked.
+ * <p>Thread-safety: guarded by the engine's lock, which every method but {@link #start} and
+ * {@link #join} asserts is held; the thread takes it once per batch and writes unlocked.
  */
 final class Spiller {
 
