@@ -16,6 +16,9 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class AllocationQueue {
 
+    /** The store's log, named for the engine as it was before the engine was split. */
+    private static final System.Logger LOG = System.getLogger(StoreEngine.class.getName());
+
     private final StoreEngine engine;
     private final ReentrantLock lock;
     private final MemoryRegion region;
@@ -103,7 +106,7 @@ final class AllocationQueue {
         if (offset >= 0 && !region.reserveTo(offset + FreeListAllocator.blockSize(size))) {
             allocator.free(offset, size);
             allocator.retire(region.reserved());
-            StoreEngine.LOG.log(System.Logger.Level.WARNING, "store '" + engine.name
+            LOG.log(System.Logger.Level.WARNING, "store '" + engine.name
                     + "': its memory folder is full at " + region.reserved() + " bytes ("
                     + region.full().getMessage() + "); it keeps that much and spills the rest");
             offset = allocator.allocate(size);

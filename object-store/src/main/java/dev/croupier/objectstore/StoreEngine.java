@@ -52,7 +52,6 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class StoreEngine {
 
-    static final System.Logger LOG = System.getLogger(StoreEngine.class.getName());
     private static final MemorySegment EMPTY = MemorySegment.ofArray(new byte[0]);
     private static final long REGION_CLOSE_RETRY_MILLIS = 10_000;
 
