@@ -3,40 +3,31 @@ package dev.croupier.objectstore;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.LinkedHashSet;
-import java.util.List;
 import java.util.Map;
-import java.util.PriorityQueue;
 import java.util.Set;
-import java.util.TreeMap;
-import java.util.TreeSet;
-import java.util.Comparator;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The store's state machine: object table, LRU lists, allocation queue, spill thread, restores.
+ * The store's state machine: the lock, the object table, the store's life (open, closed,
+ * failed, I/O in flight), and the calls {@link ObjectStore} makes, run on its parts.
  *
  * <p>Design note: one lock guards all state (taken once per object operation, never per
  * record); byte copies and disk I/O happen outside it. Allocation follows Ray's object manager
  * as the Exoshuffle paper describes it: a request that does not fit waits in a priority queue
  * (task outputs before prefetches, FIFO within a priority; only the head allocates, so a big
  * request is not starved) while the spill thread writes least recently used unpinned objects
- * to fused files. Spilling also starts ahead of need once more than {@link #SPILL_THRESHOLD} of
- * memory holds objects without a spill copy; such objects keep their memory until an
- * allocation needs it, then are evicted at once (their copy is on disk). When nothing can be
+ * to fused files. Spilling also starts ahead of need once more than
+ * {@link Spiller#SPILL_THRESHOLD} of memory holds objects without a spill copy; such objects
+ * keep their memory until an allocation needs it, then are evicted at once (their copy is on
+ * disk). When nothing can be
  * spilled, a task output falls back to a file on disk so the job keeps going, and a prefetch
  * gives up. Spilled objects are restored by {@code get} on the caller's thread, or by the
  * prefetch pool at low priority.
@@ -46,130 +37,62 @@ import java.util.concurrent.locks.ReentrantLock;
  * waiting: it fails the store ({@link #fail}), which wakes every waiter to throw a
  * {@link StoreFailedException} carrying the error, as does every later call.
  *
- * <p>This class is longer than the house's usual size because the allocation, spill and
- * restore paths share one lock and one set of invariants; splitting them would spread those
- * invariants over several files.
+ * <p>The engine is split along its seams into parts that share its one lock and its
+ * {@link #changed} condition rather than having locks of their own, since the allocation, spill
+ * and restore paths share one set of invariants (an object is on at most one idle list, bytes
+ * are counted in exactly one place, a waiter is woken by whatever change it waits for):
+ * {@link AllocationQueue} (waiting allocations and their admission: eviction, fallback files),
+ * {@link IdleLists} (the LRU and evictable lists), {@link Spiller} (the spill thread, spill files
+ * and compaction), {@link Restorer} (restores and the prefetch pool) and {@link StoreCounters}
+ * (the byte and time counters behind {@link StoreMetrics}). Each part reaches the others through
+ * the engine and asserts the lock is held wherever it touches shared state; the engine keeps
+ * the object table and what ties the parts together: an object's seal, pins and free.
  *
- * <p>Thread-safety: thread-safe.
+ * <p>Thread-safety: thread-safe; all state, the parts' included, is guarded by {@link #lock}.
  */
 final class StoreEngine {
-
-    /** Fraction of capacity above which objects are spilled ahead of need (Ray uses 0.8). */
-    static final double SPILL_THRESHOLD = 0.8;
-    /** A closed spill file is compacted once its live copies fill less than this fraction of it. */
-    static final double COMPACT_LIVE_FRACTION = 0.25;
-    /** Prefetch rounds one compaction may start before it waits for a copy of the file to die. */
-    static final int COMPACT_PREFETCH_ROUNDS = 3;
-    /** Threads restoring prefetched objects. */
-    static final int PREFETCH_THREADS = 2;
-    /** Most objects per spill batch (bounds the gathering write's buffer list). */
-    static final int MAX_BATCH_OBJECTS = 1024;
-    /** Largest spill batch in bytes (before the capacity-based cap). */
-    static final long MAX_BATCH_BYTES = 64L << 20;
-    /** Largest run of adjacent spilled objects a prefetch restores with one read. */
-    static final long MAX_RESTORE_RUN_BYTES = 8L << 20;
-    /** Smallest spill batch in bytes (before the capacity-based cap). */
-    static final long MIN_BATCH_BYTES = 8L << 20;
 
     private static final MemorySegment EMPTY = MemorySegment.ofArray(new byte[0]);
     private static final long REGION_CLOSE_RETRY_MILLIS = 10_000;
 
-    private final String name;
-    private static final System.Logger LOG = System.getLogger(StoreEngine.class.getName());
+    final String name;
     private final StoreDirectories dirs;
     private final MemoryRegion region;
     private final FreeListAllocator allocator;
-    private final SpillWriter writer;
-    private final long minBatch;
-    private final long maxBatch;
-    /** Test seam: the spill thread takes a permit before each batch write; null in production. */
-    private final Semaphore spillGate;
-    /** Test seam: lets a test make an internal thread throw; {@link FaultHook#NONE} in production. */
-    private final FaultHook faults;
 
-    private final ReentrantLock lock = new ReentrantLock();
+    /** The one lock of the store and its parts. */
+    final ReentrantLock lock = new ReentrantLock();
     /** Signalled whenever memory is freed, an object changes state, or the queue head changes. */
-    private final Condition changed = lock.newCondition();
-    /** Signalled when the spill thread may have work. */
-    private final Condition spillWanted = lock.newCondition();
+    final Condition changed = lock.newCondition();
 
     private final Map<ObjectId, ObjectEntry> table = new HashMap<>();
     /** Every entry not yet freed, including deleted ones still pinned; for metrics and close. */
     private final Set<ObjectEntry> live = new LinkedHashSet<>();
-    /** Resident, sealed, unpinned objects without a spill copy: spill candidates, LRU first. */
-    private final LinkedHashSet<ObjectEntry> lru = new LinkedHashSet<>();
-    /**
-     * Resident, sealed, unpinned objects with a spill copy: free to evict, least recently used
-     * first. Ordered by {@link ObjectEntry#lastUse} rather than insertion, because objects enter
-     * this set when their spill write ends, which says nothing about when they were last used.
-     */
-    private final TreeSet<ObjectEntry> evictable =
-            new TreeSet<>(Comparator.comparingLong((ObjectEntry e) -> e.lastUse));
-    private final PriorityQueue<AllocationRequest> queue = new PriorityQueue<>();
-    private final TreeMap<Integer, SpillFile> spillFiles = new TreeMap<>();
-    private final Thread spillThread;
-    private final ExecutorService prefetchPool;
-    private SpillLog log;
 
-    private long requestSeq;
     private long useClock;
-    private long fallbackSeq;
     private boolean closed;
     /** The failure of an internal thread that died, or null; see {@link #fail}. */
     private StoreFailedException failure;
     private int ioInFlight;
-    private long queuedBytes;
-    private long spillingBytes;
-    private long evictableBytes;
-    private long lruBytes;
-    /** Spill attempts failed so far; a waiter seeing this grow while it waits gets the failure. */
-    private long spillFailures;
-    /** Closed spill files waiting to be compacted, oldest first; guarded by the lock. */
-    private final Set<SpillFile> compactions = new LinkedHashSet<>();
-    private long compactedFiles;
-    private long compactedBytes;
-    private SpillFailedException lastSpillFailure;
-    /** After a failure, spilling waits for a new request or a free before trying again. */
-    private boolean spillBlocked;
 
-    private long bytesInMemory;
-    private long bytesFallback;
-    private long bytesOnDisk;
-    private long bytesSpilled;
-    private long bytesRestored;
-    private long spillNanos;
-    private long restoreNanos;
-
-    private record AllocationRequest(Priority priority, long seq, long size) implements Comparable<AllocationRequest> {
-        @Override
-        public int compareTo(AllocationRequest o) {
-            int c = priority.compareTo(o.priority);
-            return c != 0 ? c : Long.compare(seq, o.seq);
-        }
-    }
+    final StoreCounters counters;
+    final IdleLists idle;
+    final AllocationQueue allocations;
+    final Spiller spiller;
+    final Restorer restorer;
 
     StoreEngine(String name, StoreDirectories dirs, MemoryRegion region, long spillFileBytes, Compression compression,
                 Semaphore spillGate, FaultHook faults) {
         this.name = name;
-        this.spillGate = spillGate;
-        this.faults = faults;
         this.dirs = dirs;
         this.region = region;
         this.allocator = region.allocator();
-        this.writer = new SpillWriter(dirs.spillDir(), spillFileBytes, compression);
-        this.maxBatch = Math.max(FreeListAllocator.ALIGNMENT, Math.min(MAX_BATCH_BYTES, allocator.capacity() / 4));
-        this.minBatch = Math.min(MIN_BATCH_BYTES, Math.max(FreeListAllocator.ALIGNMENT, allocator.capacity() / 16));
-        this.spillThread = Thread.ofPlatform().daemon().name("croupier-spill-" + name).unstarted(() -> {
-            try {
-                spillLoop();
-            } catch (Throwable t) {
-                fail(t);
-            }
-        });
-        AtomicInteger threadNo = new AtomicInteger();
-        this.prefetchPool = Executors.newFixedThreadPool(PREFETCH_THREADS, r -> Thread.ofPlatform().daemon()
-                .name("croupier-prefetch-" + name + "-" + threadNo.incrementAndGet()).unstarted(r));
-        spillThread.start();
+        this.counters = new StoreCounters(lock);
+        this.idle = new IdleLists(this);
+        this.allocations = new AllocationQueue(this, region, dirs);
+        this.spiller = new Spiller(this, dirs, region, spillFileBytes, compression, spillGate, faults);
+        this.restorer = new Restorer(this, region, faults);
+        spiller.start();
     }
 
     // ---------------------------------------------------------------- create, seal, abort
@@ -186,14 +109,13 @@ final class StoreEngine {
             live.add(entry);
             if (size > 0) {
                 try {
-                    long offset = allocateInRegion(size, priority);
+                    long offset = allocations.allocate(size, priority);
                     if (offset >= 0) {
                         entry.offset = offset;
-                        bytesInMemory += size;
                     } else {
-                        entry.fallback = newFallback(entry);
-                        bytesFallback += size;
+                        entry.fallback = allocations.newFallback(entry);
                     }
+                    counters.placed(entry);
                 } catch (InterruptedException | RuntimeException e) {
                     table.remove(id, entry);
                     live.remove(entry);
@@ -216,7 +138,7 @@ final class StoreEngine {
             if (entry.deleted) {
                 free(entry);
             } else {
-                makeIdle(entry);
+                idle.makeIdle(entry);
             }
         } finally {
             lock.unlock();
@@ -235,695 +157,48 @@ final class StoreEngine {
         }
     }
 
-    // ---------------------------------------------------------------- allocation queue
-
-    /**
-     * A block of the region whose bytes have real blocks in the memory folder, or -1. The region
-     * grows as its highest block does; when the folder is full it stops growing, and what was
-     * not reserved is given up (the store then holds less and spills sooner). Called locked.
-     */
-    private long allocateReserved(long size) {
-        long offset = allocator.allocate(size);
-        if (offset >= 0 && !region.reserveTo(offset + FreeListAllocator.blockSize(size))) {
-            allocator.free(offset, size);
-            allocator.retire(region.reserved());
-            LOG.log(System.Logger.Level.WARNING, "store '" + name + "': its memory folder is full at "
-                    + region.reserved() + " bytes (" + region.full().getMessage()
-                    + "); it keeps that much and spills the rest");
-            offset = allocator.allocate(size);
-        }
-        return offset;
-    }
-
-    /**
-     * Waits in the allocation queue for a region block. Returns its offset, or -1 if no block
-     * can be had without waiting forever (the caller falls back or gives up). Called locked.
-     */
-    private long allocateInRegion(long size, Priority priority) throws InterruptedException {
-        long block = FreeListAllocator.blockSize(size);
-        if (block > allocator.capacity()) {
-            return -1;
-        }
-        AllocationRequest request = new AllocationRequest(priority, requestSeq++, size);
-        long failuresAtStart = spillFailures;
-        queue.add(request);
-        queuedBytes += block;
-        spillBlocked = false;
-        try {
-            while (true) {
-                checkOpen();
-                if (queue.peek() == request) {
-                    long offset = allocateReserved(size);
-                    while (offset < 0) {
-                        ObjectEntry victim = evictionVictim(priority);
-                        if (victim == null) {
-                            break;
-                        }
-                        evict(victim);
-                        offset = allocateReserved(size);
-                    }
-                    if (offset >= 0) {
-                        return offset;
-                    }
-                    if (spillFailures > failuresAtStart) {
-                        throw new SpillFailedException(name, lastSpillFailure.directory(),
-                                lastSpillFailure.bytesWanted(), lastSpillFailure.getCause());
-                    }
-                    if (lru.isEmpty() && spillingBytes == 0) {
-                        return -1;
-                    }
-                    spillWanted.signal();
-                }
-                changed.await();
-            }
-        } finally {
-            queue.remove(request);
-            queuedBytes -= block;
-            changed.signalAll();
-        }
-    }
-
-    /**
-     * Returns the least recently used evictable entry, or null. A prefetch never evicts another
-     * prefetched object that no task has read yet, so prefetches do not undo each other (Ray
-     * prefetches into spare memory only); task outputs may evict anything evictable.
-     */
-    private ObjectEntry evictionVictim(Priority priority) {
-        for (ObjectEntry entry : evictable) {
-            if (priority == Priority.TASK_OUTPUT || !entry.prefetched) {
-                return entry;
-            }
-        }
-        return null;
-    }
-
-    private FallbackFile newFallback(ObjectEntry entry) {
-        Path file = dirs.spillDir().resolve("fallback-" + entry.id + "-" + (fallbackSeq++) + ".obj");
-        try {
-            return new FallbackFile(file, entry.size);
-        } catch (IOException e) {
-            throw new SpillFailedException(name, dirs.spillDir(), entry.size, e);
-        }
-    }
-
     // ---------------------------------------------------------------- state bookkeeping
 
-    /** Puts an unpinned, sealed, live entry on the list it belongs to. Called locked. */
-    private void makeIdle(ObjectEntry entry) {
-        if (entry.offset < 0 || entry.pins > 0 || entry.spilling || entry.restoring || !entry.sealed) {
-            return;
-        }
-        if (entry.spill != null) {
-            evictable.add(entry);
-            evictableBytes += entry.size;
-        } else {
-            lru.add(entry);
-            lruBytes += entry.size;
-            if (wantsSpill()) {
-                spillWanted.signal();
-            }
-        }
-        changed.signalAll();
-    }
-
-    /** Takes an entry off the idle lists (it is being pinned, spilled or freed). Called locked. */
-    private void makeBusy(ObjectEntry entry) {
-        if (lru.remove(entry)) {
-            lruBytes -= entry.size;
-            if (lru.isEmpty() && !queue.isEmpty()) {
-                // A waiting allocation may have counted on this entry being spilled. With nothing
-                // left to spill it must fall back instead; tell it, since the spill thread, which
-                // now finds no work, will not.
-                changed.signalAll();
-            }
-        }
-        if (evictable.remove(entry)) {
-            evictableBytes -= entry.size;
-        }
-    }
-
-    /** Drops the memory copy of an object that has a spill copy. Called locked. */
-    private void evict(ObjectEntry entry) {
-        makeBusy(entry);
-        allocator.free(entry.offset, entry.size);
-        bytesInMemory -= entry.size;
-        bytesOnDisk += entry.size;
-        entry.offset = -1;
-    }
-
     /** Releases the entry's memory, fallback file and spill copy. Called locked. */
-    private void free(ObjectEntry entry) {
+    void free(ObjectEntry entry) {
+        assert lock.isHeldByCurrentThread();
         if (entry.freed) {
             return;
         }
         entry.freed = true;
-        makeBusy(entry);
+        idle.makeBusy(entry);
         live.remove(entry);
-        if (!entry.resident() && entry.spill != null) {
-            bytesOnDisk -= entry.size;
-        }
+        counters.freeing(entry);
         if (entry.offset >= 0) {
             allocator.free(entry.offset, entry.size);
-            bytesInMemory -= entry.size;
             entry.offset = -1;
         }
         if (entry.fallback != null) {
             entry.fallback.close();
-            bytesFallback -= entry.size;
             entry.fallback = null;
         }
         if (entry.spill != null) {
-            dropSpillCopy(entry);
+            spiller.dropSpillCopy(entry);
         }
-        spillBlocked = false;
+        spiller.retry();
         changed.signalAll();
     }
 
-    /** Marks the entry's spill copy dead; deletes its file if that was the last, else maybe compacts it. Called locked. */
-    private void dropSpillCopy(ObjectEntry entry) {
-        SpillRecord record = entry.spill;
-        entry.spill = null;
-        SpillFile file = record.file();
-        file.liveObjects--;
-        file.compactPrefetches = 0;
-        file.liveBytes -= SpillFrame.frameBytes(record.storedLength());
-        spillLog().dead(entry.id, record, entry.size);
-        deleteIfDead(file);
-        if (!file.deleted && file.full && file.liveBytes < COMPACT_LIVE_FRACTION * file.end()
-                && compactions.add(file)) {
-            spillWanted.signal();
-        }
-    }
-
-    /**
-     * Compaction of a closed spill file whose live copies fill less than
-     * {@link #COMPACT_LIVE_FRACTION} of it, so a few long-lived objects cannot pin a mostly dead
-     * file on disk forever. It reuses the store's own moves instead of copying frames: live
-     * objects still in memory lose their spill copy (they become ordinary unspilled objects,
-     * which the spill thread writes again, into the current file, only if memory runs short), and
-     * spilled ones are prefetched first and handled the same way once their restore is done. When
-     * the last copy is dropped the file is deleted as any dead file. Busy objects (pinned,
-     * restoring) are left for a later pass; the file is looked at again whenever one of its copies
-     * dies or a compaction prefetch finishes. Runs on the spill thread, locked, without waiting
-     * for I/O: the prefetch needs the spill thread to make room.
-     */
-    private void compact(SpillFile file) {
-        if (file.deleted || closed) {
-            return;
-        }
-        List<ObjectEntry> copies = new ArrayList<>();
-        for (ObjectEntry entry : live) {
-            if (entry.spill != null && entry.spill.file() == file) {
-                copies.add(entry);
-            }
-        }
-        List<ObjectId> spilled = new ArrayList<>();
-        for (ObjectEntry entry : copies) {
-            if (entry.pins > 0 || entry.restoring || entry.spilling || !entry.sealed) {
-                continue;
-            }
-            if (entry.resident()) {
-                makeBusy(entry);
-                entry.prefetched = false;
-                compactedBytes += entry.size;
-                dropSpillCopy(entry);
-                makeIdle(entry);
-            } else {
-                spilled.add(entry.id);
-            }
-        }
-        if (file.deleted) {
-            compactedFiles++;
-        } else if (!spilled.isEmpty() && file.compactPrefetches++ < COMPACT_PREFETCH_ROUNDS) {
-            // look again once the restores are in; a prefetch may also give up when memory is full
-            lock.unlock();
-            try {
-                prefetch(spilled).whenComplete((done, failure) -> {
-                    lock.lock();
-                    try {
-                        if (!closed && !file.deleted && compactions.add(file)) {
-                            spillWanted.signal();
-                        }
-                    } finally {
-                        lock.unlock();
-                    }
-                });
-            } finally {
-                lock.lock();
-            }
-        }
-    }
-
-    private void deleteIfDead(SpillFile file) {
-        if (file.full && file.liveObjects == 0 && !file.deleted) {
-            try {
-                file.delete();
-            } catch (IOException e) {
-                throw new ObjectStoreException("store '" + name + "' cannot delete dead spill file " + file, e);
-            }
-            spillFiles.remove(file.number);
-            spillLog().fileDeleted(file.number);
-        }
-    }
-
-    private SpillLog spillLog() {
-        if (log == null) {
-            log = new SpillLog(dirs.spillDir());
-        }
-        return log;
-    }
-
-    // ---------------------------------------------------------------- spilling
-
-    private boolean wantsSpill() {
-        if (spillBlocked || lru.isEmpty()) {
-            return false;
-        }
-        return !queue.isEmpty()
-                || allocator.used() - evictableBytes - spillingBytes > SPILL_THRESHOLD * allocator.capacity();
-    }
-
-    private void spillLoop() {
-        List<ObjectEntry> batch = new ArrayList<>();
-        List<SpillWriter.Item> items = new ArrayList<>();
-        boolean needLog;
-        while (true) {
-            batch.clear();
-            items.clear();
-            faults.at(FaultHook.Site.SPILL_THREAD);
-            lock.lock();
-            try {
-                while (!closed && failure == null && !wantsSpill() && (compactions.isEmpty() || spillBlocked)) {
-                    spillWanted.awaitUninterruptibly();
-                }
-                if (closed || failure != null) {
-                    return;
-                }
-                if (!wantsSpill()) {
-                    SpillFile file = compactions.iterator().next();
-                    compactions.remove(file);
-                    compact(file);
-                    continue;
-                }
-                long target = Math.max(minBatch, Math.min(maxBatch, queuedBytes
-                        + (long) (allocator.used() - evictableBytes - SPILL_THRESHOLD * allocator.capacity())));
-                long bytes = 0;
-                Iterator<ObjectEntry> it = lru.iterator();
-                while (it.hasNext() && bytes < target && batch.size() < MAX_BATCH_OBJECTS) {
-                    ObjectEntry entry = it.next();
-                    batch.add(entry);
-                    bytes += entry.size;
-                }
-                for (ObjectEntry entry : batch) {
-                    makeBusy(entry);
-                    entry.spilling = true;
-                    items.add(new SpillWriter.Item(entry.id, region.slice(entry.offset, entry.size)));
-                }
-                spillingBytes += bytes;
-                ioInFlight++;
-                needLog = log == null;
-            } finally {
-                lock.unlock();
-            }
-            SpillLog newLog = null;
-            long start = System.nanoTime();
-            SpillWriter.Result result;
-            try {
-                // Chronicle takes a while to create its queue: do it before the first batch, unlocked
-                newLog = needLog ? new SpillLog(dirs.spillDir()) : null;
-                if (spillGate != null) {
-                    spillGate.acquireUninterruptibly();
-                }
-                start = System.nanoTime();
-                SpillEvent event = new SpillEvent();
-                event.begin();
-                result = writer.write(items);
-                if (event.shouldCommit()) {
-                    event.store = name;
-                    event.objects = result.records().size();
-                    for (int i = 0; i < event.objects; i++) {
-                        event.bytes += items.get(i).bytes().byteSize();
-                    }
-                    event.commit();
-                }
-            } catch (RuntimeException | Error e) {
-                // never leave objects marked as spilling (close would wait for them forever)
-                result = new SpillWriter.Result(List.of(), new IOException("spill write failed", e), List.of(),
-                        List.of());
-            }
-            long nanos = System.nanoTime() - start;
-            lock.lock();
-            try {
-                if (newLog != null) {
-                    log = newLog;
-                }
-                finishSpill(batch, result, nanos);
-            } finally {
-                lock.unlock();
-            }
-        }
-    }
-
-    private void finishSpill(List<ObjectEntry> batch, SpillWriter.Result result, long nanos) {
-        ioInFlight--;
-        spillNanos += nanos;
-        for (SpillFile file : result.newFiles()) {
-            spillFiles.put(file.number, file);
-        }
-        long failedBytes = 0;
-        for (int i = 0; i < batch.size(); i++) {
-            ObjectEntry entry = batch.get(i);
-            entry.spilling = false;
-            spillingBytes -= entry.size;
-            if (i < result.records().size()) {
-                SpillRecord record = result.records().get(i);
-                entry.spill = record;
-                record.file().liveObjects++;
-                record.file().liveBytes += SpillFrame.frameBytes(record.storedLength());
-                bytesSpilled += entry.size;
-                spillLog().spilled(entry.id, record, entry.size);
-            } else {
-                failedBytes += entry.size;
-            }
-            if (entry.deleted && entry.pins == 0) {
-                free(entry);
-            } else {
-                makeIdle(entry);
-            }
-        }
-        for (SpillFile file : result.closedFiles()) {
-            file.full = true;
-            deleteIfDead(file);
-        }
-        if (result.failure() != null) {
-            spillFailures++;
-            spillBlocked = true;
-            lastSpillFailure = new SpillFailedException(name, writer.dir(), failedBytes, result.failure());
-        }
-        changed.signalAll();
-    }
-
-    // ---------------------------------------------------------------- get, restore, prefetch
+    // ---------------------------------------------------------------- get, prefetch, readers
 
     PinnedObject get(ObjectId id) throws InterruptedException {
         lock.lock();
         try {
-            ObjectEntry entry = pinResident(id, Priority.TASK_OUTPUT);
+            ObjectEntry entry = restorer.pin(id, Priority.TASK_OUTPUT);
             return new Pinned(entry, segmentOf(entry).asReadOnly());
         } finally {
             lock.unlock();
         }
     }
 
-    /**
-     * Pins the object, restoring it first if it is spilled. Returns null only for a prefetch that
-     * found no memory. Called locked; releases the lock during I/O.
-     */
-    private ObjectEntry pinResident(ObjectId id, Priority priority) throws InterruptedException {
-        while (true) {
-            checkOpen();
-            ObjectEntry entry = sealedEntry(id);
-            if (entry.resident()) {
-                makeBusy(entry);
-                entry.pins++;
-                entry.prefetched = false;
-                return entry;
-            }
-            if (entry.restoring) {
-                changed.await();
-                continue;
-            }
-            entry.restoring = true;
-            entry.pins++;
-            try {
-                if (!restore(entry, priority)) {
-                    return null;
-                }
-                return entry;
-            } catch (InterruptedException | RuntimeException e) {
-                unpinLocked(entry);
-                throw e;
-            } finally {
-                entry.restoring = false;
-                changed.signalAll();
-            }
-        }
-    }
-
-    /** Reads a spilled, pinned entry back into memory. Called locked with entry.restoring set. */
-    private boolean restore(ObjectEntry entry, Priority priority) throws InterruptedException {
-        long offset = allocateInRegion(entry.size, priority);
-        FallbackFile fallback = null;
-        if (offset < 0) {
-            if (priority == Priority.PREFETCH) {
-                unpinLocked(entry);
-                return false;
-            }
-            fallback = newFallback(entry);
-        }
-        MemorySegment target = offset >= 0 ? region.slice(offset, entry.size) : fallback.segment();
-        SpillRecord record = entry.spill;
-        ioInFlight++;
-        lock.unlock();
-        long start = System.nanoTime();
-        Exception failure = null;
-        RestoreEvent event = new RestoreEvent();
-        event.begin();
-        try {
-            SpillReader.readInto(entry.id, record, target);
-            if (event.shouldCommit()) {
-                event.store = name;
-                event.objects = 1;
-                event.bytes = entry.size;
-                event.commit();
-            }
-        } catch (IOException | RuntimeException e) {
-            failure = e;
-        } finally {
-            lock.lock();
-            ioInFlight--;
-            changed.signalAll();
-        }
-        if (failure != null) {
-            if (offset >= 0) {
-                allocator.free(offset, entry.size);
-            } else {
-                fallback.close();
-            }
-            throw new ObjectStoreException("store '" + name + "' cannot restore object " + entry.id
-                    + " from spill file " + record.file() + " at offset " + record.frameOffset() + ": "
-                    + failure.getMessage(), failure);
-        }
-        restoreNanos += System.nanoTime() - start;
-        bytesRestored += entry.size;
-        bytesOnDisk -= entry.size;
-        if (offset >= 0) {
-            entry.offset = offset;
-            bytesInMemory += entry.size;
-        } else {
-            entry.fallback = fallback;
-            bytesFallback += entry.size;
-        }
-        return true;
-    }
-
-    /**
-     * Restores spilled objects in the background. Raw objects that lie next to each other in a
-     * spill file (as objects spilled together do) are restored as runs with one scattering read
-     * per run, the read-side twin of fused writes; compressed objects one by one.
-     */
+    /** Restores spilled objects in the background; see {@link Restorer#prefetch}. */
     CompletableFuture<Void> prefetch(Collection<ObjectId> ids) {
-        List<CompletableFuture<Void>> futures = new ArrayList<>();
-        List<List<ObjectEntry>> runs = new ArrayList<>();
-        List<ObjectId> singles = new ArrayList<>();
-        lock.lock();
-        try {
-            if (closed) {
-                return CompletableFuture.completedFuture(null);
-            }
-            if (failure != null) {
-                return CompletableFuture.failedFuture(failed());
-            }
-            List<ObjectEntry> raw = new ArrayList<>();
-            for (ObjectId id : ids) {
-                ObjectEntry entry = table.get(id);
-                if (entry == null || !entry.sealed || entry.resident() || entry.restoring || raw.contains(entry)) {
-                    continue;
-                }
-                if (entry.spill.compression() == Compression.NONE) {
-                    raw.add(entry);
-                } else {
-                    singles.add(id);
-                }
-            }
-            raw.sort(Comparator.comparingInt((ObjectEntry e) -> e.spill.file().number)
-                    .thenComparingLong(e -> e.spill.frameOffset()));
-            List<ObjectEntry> run = new ArrayList<>();
-            long runBytes = 0;
-            for (ObjectEntry entry : raw) {
-                if (!run.isEmpty()) {
-                    SpillRecord last = run.getLast().spill;
-                    long gap = entry.spill.frameOffset() - last.frameEnd();
-                    boolean adjacent = last.file() == entry.spill.file() && gap >= 0 && gap <= SpillReader.MAX_RUN_GAP;
-                    if (!adjacent || runBytes + entry.size > MAX_RESTORE_RUN_BYTES) {
-                        runs.add(run);
-                        run = new ArrayList<>();
-                        runBytes = 0;
-                    }
-                }
-                entry.restoring = true;
-                entry.pins++;
-                run.add(entry);
-                runBytes += entry.size;
-            }
-            if (!run.isEmpty()) {
-                runs.add(run);
-            }
-        } finally {
-            lock.unlock();
-        }
-        try {
-            for (int i = 0; i < runs.size(); i++) {
-                List<ObjectEntry> r = runs.get(i);
-                futures.add(CompletableFuture.runAsync(() -> failOnDeath(() -> restoreRun(r)), prefetchPool));
-                runs.set(i, List.of());
-            }
-            for (ObjectId id : singles) {
-                futures.add(CompletableFuture.runAsync(() -> failOnDeath(() -> prefetchOne(id)), prefetchPool));
-            }
-        } catch (RejectedExecutionException e) {
-            // the store closed meanwhile: drop the restores not handed to the pool
-            lock.lock();
-            try {
-                for (List<ObjectEntry> r : runs) {
-                    releaseRun(r);
-                }
-            } finally {
-                lock.unlock();
-            }
-        }
-        return CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new));
-    }
-
-    /**
-     * Restores a run of adjacent raw frames (entries already marked restoring and pinned):
-     * allocates each at prefetch priority, stopping at the first that finds no memory, then
-     * reads the allocated prefix with one scattering read.
-     */
-    private void restoreRun(List<ObjectEntry> run) {
-        faults.at(FaultHook.Site.PREFETCH_RUN);
-        List<MemorySegment> targets = new ArrayList<>(run.size());
-        List<Long> offsets = new ArrayList<>(run.size());
-        lock.lock();
-        try {
-            try {
-                for (ObjectEntry entry : run) {
-                    long offset = allocateInRegion(entry.size, Priority.PREFETCH);
-                    if (offset < 0) {
-                        break;
-                    }
-                    offsets.add(offset);
-                    targets.add(region.slice(offset, entry.size));
-                }
-            } catch (InterruptedException | RuntimeException e) {
-                // store closing or failed, or pool stopping: give the run up
-            }
-            if (targets.size() < run.size()) {
-                releaseRun(run.subList(targets.size(), run.size()));
-            }
-            if (targets.isEmpty()) {
-                return;
-            }
-            ioInFlight++;
-        } finally {
-            lock.unlock();
-        }
-        List<ObjectEntry> done = run.subList(0, targets.size());
-        List<SpillRecord> records = new ArrayList<>(done.size());
-        List<ObjectId> expected = new ArrayList<>(done.size());
-        for (ObjectEntry entry : done) {
-            records.add(entry.spill);
-            expected.add(entry.id);
-        }
-        long start = System.nanoTime();
-        Exception failure = null;
-        RestoreEvent event = new RestoreEvent();
-        event.begin();
-        try {
-            SpillReader.readRun(expected, records, targets);
-            if (event.shouldCommit()) {
-                event.store = name;
-                event.objects = targets.size();
-                for (ObjectEntry entry : done) {
-                    event.bytes += entry.size;
-                }
-                event.prefetch = true;
-                event.commit();
-            }
-        } catch (IOException | RuntimeException e) {
-            failure = e;
-        }
-        lock.lock();
-        try {
-            ioInFlight--;
-            for (int i = 0; i < done.size(); i++) {
-                ObjectEntry entry = done.get(i);
-                if (failure == null) {
-                    entry.offset = offsets.get(i);
-                    bytesInMemory += entry.size;
-                    bytesRestored += entry.size;
-                    bytesOnDisk -= entry.size;
-                    entry.prefetched = true;
-                } else {
-                    allocator.free(offsets.get(i), entry.size);
-                }
-            }
-            if (failure == null) {
-                restoreNanos += System.nanoTime() - start;
-            }
-            releaseRun(done);
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /** Ends the restore of run entries: clears the flag and drops the run's pin. Called locked. */
-    private void releaseRun(List<ObjectEntry> entries) {
-        for (ObjectEntry entry : entries) {
-            entry.restoring = false;
-            unpinLocked(entry);
-        }
-        changed.signalAll();
-    }
-
-    private void prefetchOne(ObjectId id) {
-        faults.at(FaultHook.Site.PREFETCH_ONE);
-        lock.lock();
-        try {
-            if (closed) {
-                return;
-            }
-            ObjectEntry entry = table.get(id);
-            if (entry == null || !entry.sealed || entry.resident()) {
-                return;
-            }
-            ObjectEntry pinned = pinResident(id, Priority.PREFETCH);
-            if (pinned != null) {
-                pinned.prefetched = true;
-                unpinLocked(pinned);
-            }
-        } catch (ObjectNotFoundException e) {
-            // deleted while the prefetch waited: nothing to restore
-        } catch (ObjectStoreException e) {
-            if (!closed) {
-                throw e;
-            }
-            // the store closed while the prefetch waited for memory: a prefetch just gives up
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } finally {
-            lock.unlock();
-        }
+        return restorer.prefetch(ids);
     }
 
     ObjectReader openReader(ObjectId id) throws InterruptedException {
@@ -932,12 +207,12 @@ final class StoreEngine {
             checkOpen();
             ObjectEntry entry = sealedEntry(id);
             if (entry.resident() || entry.restoring || entry.spill.compression() != Compression.NONE) {
-                entry = pinResident(id, Priority.TASK_OUTPUT);
+                entry = restorer.pin(id, Priority.TASK_OUTPUT);
                 MemorySegment view = segmentOf(entry).asReadOnly();
                 return new ObjectReader(this, new Pinned(entry, view), view, null);
             }
             // pinned, the spill copy stays where it is: neither dropped nor compacted away
-            makeBusy(entry);
+            idle.makeBusy(entry);
             entry.pins++;
             return new ObjectReader(this, new Pinned(entry, null), null, entry.spill);
         } finally {
@@ -951,7 +226,7 @@ final class StoreEngine {
         lock.lock();
         try {
             checkOpen();
-            ioInFlight++;
+            ioStarted();
         } finally {
             lock.unlock();
         }
@@ -960,8 +235,7 @@ final class StoreEngine {
         } finally {
             lock.lock();
             try {
-                ioInFlight--;
-                changed.signalAll();
+                ioEnded();
             } finally {
                 lock.unlock();
             }
@@ -1037,7 +311,15 @@ final class StoreEngine {
         }
     }
 
-    private ObjectEntry sealedEntry(ObjectId id) {
+    /** The table's entry for the id, or null. Called locked. */
+    ObjectEntry entry(ObjectId id) {
+        assert lock.isHeldByCurrentThread();
+        return table.get(id);
+    }
+
+    /** The sealed object's entry; throws if there is none. Called locked. */
+    ObjectEntry sealedEntry(ObjectId id) {
+        assert lock.isHeldByCurrentThread();
         ObjectEntry entry = table.get(id);
         if (entry == null) {
             throw new ObjectNotFoundException(name, id, "no such object (never created or deleted)");
@@ -1069,14 +351,16 @@ final class StoreEngine {
         }
     }
 
-    private void unpinLocked(ObjectEntry entry) {
+    /** Drops a pin; the last one makes the entry idle, or frees it if deleted. Called locked. */
+    void unpinLocked(ObjectEntry entry) {
+        assert lock.isHeldByCurrentThread();
         entry.pins--;
         if (entry.pins == 0) {
             entry.lastUse = ++useClock;
             if (entry.deleted && !entry.spilling) {
                 free(entry);
             } else {
-                makeIdle(entry);
+                idle.makeIdle(entry);
             }
         }
     }
@@ -1086,40 +370,7 @@ final class StoreEngine {
     StoreMetrics metrics() {
         lock.lock();
         try {
-            long pinnedBytes = 0;
-            int unsealed = 0;
-            int inMemory = 0;
-            int spilled = 0;
-            int fallback = 0;
-            int pinned = 0;
-            for (ObjectEntry e : live) {
-                if (!e.sealed) {
-                    unsealed++;
-                }
-                if (e.pins > 0 || !e.sealed) {
-                    pinnedBytes += e.size;
-                }
-                if (e.pins > 0) {
-                    pinned++;
-                }
-                if (e.sealed && e.offset >= 0) {
-                    inMemory++;
-                }
-                if (e.sealed && !e.resident() && e.spill != null) {
-                    spilled++;
-                }
-                if (e.fallback != null) {
-                    fallback++;
-                }
-            }
-            long fileBytes = 0;
-            for (SpillFile file : spillFiles.values()) {
-                fileBytes += file.end();
-            }
-            return new StoreMetrics(allocator.capacity(), bytesInMemory, allocator.used(), pinnedBytes,
-                    bytesOnDisk, bytesFallback, bytesSpilled, bytesRestored, fileBytes,
-                    unsealed, inMemory, spilled, fallback, pinned, queue.size(), spillFiles.size(),
-                    spillNanos, restoreNanos, spillFailures, compactedFiles, compactedBytes);
+            return counters.snapshot(allocator, live, spiller.files(), allocations.length(), spiller.failures());
         } finally {
             lock.unlock();
         }
@@ -1129,7 +380,7 @@ final class StoreEngine {
     void awaitSpillIdle() throws InterruptedException {
         lock.lock();
         try {
-            while (spillingBytes > 0) {
+            while (spiller.spillingBytes() > 0) {
                 checkOpen();
                 changed.await();
             }
@@ -1145,18 +396,16 @@ final class StoreEngine {
                 return;
             }
             closed = true;
-            spillWanted.signalAll();
+            spiller.wakeToStop();
             changed.signalAll();
         } finally {
             lock.unlock();
         }
-        // not shutdownNow: a dropped task would leave its prefetch future incomplete forever;
-        // queued tasks run, see the store closed and return at once
-        prefetchPool.shutdown();
+        restorer.shutdown();
         boolean interrupted = false;
         try {
-            spillThread.join();
-            prefetchPool.awaitTermination(1, TimeUnit.MINUTES);
+            spiller.join();
+            restorer.awaitTermination();
         } catch (InterruptedException e) {
             interrupted = true;
         }
@@ -1169,17 +418,7 @@ final class StoreEngine {
                 free(entry);
             }
             table.clear();
-            for (SpillFile file : spillFiles.values()) {
-                try {
-                    file.channel.close();
-                } catch (IOException e) {
-                    // the directory is deleted below; a close failure changes nothing
-                }
-            }
-            spillFiles.clear();
-            if (log != null) {
-                log.close();
-            }
+            spiller.closeFiles();
         } finally {
             lock.unlock();
         }
@@ -1215,7 +454,41 @@ final class StoreEngine {
         }
     }
 
-    private void checkOpen() {
+    // ---------------------------------------------------------------- the store's life, for the parts
+
+    /** True once {@link #close} began. Called locked. */
+    boolean isClosed() {
+        assert lock.isHeldByCurrentThread();
+        return closed;
+    }
+
+    /** True while the store is neither closed nor failed. Called locked. */
+    boolean isRunning() {
+        assert lock.isHeldByCurrentThread();
+        return !closed && failure == null;
+    }
+
+    /** Every entry not yet freed, including deleted ones still pinned. Called locked. */
+    Collection<ObjectEntry> live() {
+        assert lock.isHeldByCurrentThread();
+        return Collections.unmodifiableCollection(live);
+    }
+
+    /** An I/O on store memory or a spill file begins; close waits for it to end. Called locked. */
+    void ioStarted() {
+        assert lock.isHeldByCurrentThread();
+        ioInFlight++;
+    }
+
+    /** An I/O counted by {@link #ioStarted} ended. Called locked. */
+    void ioEnded() {
+        assert lock.isHeldByCurrentThread();
+        ioInFlight--;
+        changed.signalAll();
+    }
+
+    /** Throws if the store is closed or failed. Called locked. */
+    void checkOpen() {
         if (closed) {
             throw new StoreClosedException(name);
         }
@@ -1225,7 +498,7 @@ final class StoreEngine {
     }
 
     /** A new exception for the store's failure, so each caller gets its own stack trace. */
-    private StoreFailedException failed() {
+    StoreFailedException failed() {
         return new StoreFailedException(name, failure.thread(), failure.getCause());
     }
 
@@ -1236,13 +509,13 @@ final class StoreEngine {
      *
      * @return the failure, for the dying thread to throw
      */
-    private StoreFailedException fail(Throwable cause) {
+    StoreFailedException fail(Throwable cause) {
         lock.lock();
         try {
             if (failure == null && !closed) {
                 failure = new StoreFailedException(name, Thread.currentThread().getName(), cause);
                 changed.signalAll();
-                spillWanted.signalAll();
+                spiller.wakeToStop();
             }
             return new StoreFailedException(name, Thread.currentThread().getName(), cause);
         } finally {
@@ -1250,81 +523,68 @@ final class StoreEngine {
         }
     }
 
-    /**
-     * Runs a prefetch thread's work. An {@link ObjectStoreException} is that prefetch's own typed
-     * failure (a restore that could not be read, a closed or failed store): its future reports
-     * it and the store's state is whole. Anything else means the thread died mid-change, with
-     * entries it had marked restoring and pinned and callers waiting for them: the store fails.
-     */
-    private void failOnDeath(Runnable work) {
-        try {
-            work.run();
-        } catch (ObjectStoreException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw fail(t);
-        }
-    }
-
-    /** The writer's handle on an unsealed object. */
-    private final class Writable implements WritableObject {
-        private final ObjectEntry entry;
+    /** A caller's handle on one entry: its id, a view of its bytes, and an end that happens once. */
+    private abstract static class Handle {
+        final ObjectEntry entry;
         private final MemorySegment segment;
-        private boolean done;
+        /** Guarded by this handle's monitor. */
+        private boolean ended;
 
-        Writable(ObjectEntry entry, MemorySegment segment) {
+        Handle(ObjectEntry entry, MemorySegment segment) {
             this.entry = entry;
             this.segment = segment;
         }
 
-        @Override
-        public ObjectId id() {
+        public final ObjectId id() {
             return entry.id;
         }
 
-        @Override
-        public MemorySegment segment() {
+        public final MemorySegment segment() {
             return segment;
         }
 
-        @Override
-        public synchronized void seal() {
-            if (done) {
-                throw new IllegalStateException("object " + entry.id + " in store '" + name
-                        + "' is already sealed or closed");
+        /**
+         * Runs {@code end} if the handle has not ended yet, holding the handle's monitor so that
+         * a racing end returns only after this one is done.
+         *
+         * @return false if the handle had already ended
+         */
+        final synchronized boolean end(Runnable end) {
+            if (ended) {
+                return false;
             }
-            done = true;
-            StoreEngine.this.seal(entry);
+            ended = true;
+            end.run();
+            return true;
+        }
+    }
+
+    /** The writer's handle on an unsealed object. */
+    private final class Writable extends Handle implements WritableObject {
+
+        Writable(ObjectEntry entry, MemorySegment segment) {
+            super(entry, segment);
         }
 
         @Override
-        public synchronized void close() {
-            if (!done) {
-                done = true;
-                abort(entry);
+        public void seal() {
+            if (!end(() -> StoreEngine.this.seal(entry))) {
+                throw new IllegalStateException("object " + entry.id + " in store '" + name
+                        + "' is already sealed or closed");
             }
+        }
+
+        @Override
+        public void close() {
+            end(() -> abort(entry));
         }
     }
 
     /** A reader's pin on a sealed object. */
-    private final class Pinned implements PinnedObject {
-        private final ObjectEntry entry;
-        private final MemorySegment view;
-        private boolean released;
+    private final class Pinned extends Handle implements PinnedObject {
 
         Pinned(ObjectEntry entry, MemorySegment view) {
-            this.entry = entry;
-            this.view = view;
-        }
-
-        @Override
-        public ObjectId id() {
-            return entry.id;
-        }
-
-        @Override
-        public MemorySegment segment() {
-            return view;
+            super(entry, view);
         }
 
         @Override
@@ -1333,11 +593,8 @@ final class StoreEngine {
         }
 
         @Override
-        public synchronized void close() {
-            if (!released) {
-                released = true;
-                unpin(entry);
-            }
+        public void close() {
+            end(() -> unpin(entry));
         }
     }
 }
