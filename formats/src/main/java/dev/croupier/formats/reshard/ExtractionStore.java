@@ -2,7 +2,7 @@ package dev.croupier.formats.reshard;
 
 import dev.croupier.formats.Record;
 import dev.croupier.formats.RecordFile;
-import dev.croupier.formats.reshard.internal.ShardExtractor;
+import dev.croupier.formats.reshard.internal.ShardExtraction;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -26,7 +26,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * thread fills a store; after {@link #seal()} any number of threads may load from it. Files
  * over one slab go straight to the spill file.
  */
-final class ExtractionStore implements ShardExtractor.Sink, AutoCloseable {
+final class ExtractionStore implements ShardExtraction.Sink, AutoCloseable {
     /** Slab size for in-memory file bytes. */
     static final int SLAB = 4 << 20;
     private static final long SPILLED = 1L << 62;

@@ -6,8 +6,8 @@ import dev.croupier.formats.reshard.internal.RecordMeta;
 import dev.croupier.formats.reshard.internal.RecordOrdering;
 import dev.croupier.formats.reshard.internal.RecordSource;
 import dev.croupier.formats.reshard.internal.ReshardDriver;
-import dev.croupier.formats.reshard.internal.ShardCreator;
-import dev.croupier.formats.reshard.internal.ShardExtractor;
+import dev.croupier.formats.reshard.internal.ShardCreation;
+import dev.croupier.formats.reshard.internal.ShardExtraction;
 import dev.croupier.formats.reshard.internal.ShardPacking;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -33,8 +33,8 @@ import java.util.stream.Stream;
  * under a temporary name and all are renamed only after the whole job succeeded; a failed job
  * leaves no output shard and no temporary file. What is not about threads and the local store
  * is shared with the distributed job: its driver steps ({@link ReshardDriver}: input checks,
- * key map, failures, output names) and {@link ShardExtractor}, {@link RecordOrdering},
- * {@link ShardPacking}, {@link ShardCreator}.
+ * key map, failures, output names) and {@link ShardExtraction}, {@link RecordOrdering},
+ * {@link ShardPacking}, {@link ShardCreation}.
  *
  * <p>Thread-safety: a LocalReshard is immutable; {@link #run()} may be called once at a time.
  */
@@ -171,7 +171,7 @@ public final class LocalReshard {
                 int index = i;
                 stores[i] = new ExtractionStore(budget, work, !dryRun);
                 futures.add(pool.submit(() -> {
-                    List<RecordMeta> metas = ShardExtractor.extract(inputs.get(index), index, stores[index],
+                    List<RecordMeta> metas = ShardExtraction.extract(inputs.get(index), index, stores[index],
                             spec.duplicatedRecords(), contentExt, warnings::add);
                     stores[index].seal();
                     progress.update("extraction", extracted.incrementAndGet(), inputs.size());
@@ -205,8 +205,8 @@ public final class LocalReshard {
         RecordSource source = m -> stores[m.shard()].load(m.key(), m.handle());
         int threads = threads(spec.createConcurrencyMaxLimit(), plan.size());
         ExecutorService pool = Executors.newFixedThreadPool(threads, Thread.ofPlatform().daemon().name("create-", 0).factory());
-        List<Future<ShardCreator.Created>> futures = new ArrayList<>();
-        List<ShardCreator.Created> done = new ArrayList<>();
+        List<Future<ShardCreation.Created>> futures = new ArrayList<>();
+        List<ShardCreation.Created> done = new ArrayList<>();
         boolean committed = false;
         try {
             for (Planned p : plan) {
@@ -215,14 +215,14 @@ public final class LocalReshard {
             AtomicLong created = new AtomicLong();
             for (Planned p : plan) {
                 futures.add(pool.submit(() -> {
-                    ShardCreator.Created c = ShardCreator.create(p.records(), source, p.format(), p.target(), transform);
+                    ShardCreation.Created c = ShardCreation.create(p.records(), source, p.format(), p.target(), transform);
                     progress.update("creation", created.incrementAndGet(), plan.size());
                     return c;
                 }));
             }
             // Wait for every task, even after a failure, so no finished temporary file is missed below.
             Throwable failure = null;
-            for (Future<ShardCreator.Created> f : futures) {
+            for (Future<ShardCreation.Created> f : futures) {
                 try {
                     done.add(f.get());
                 } catch (ExecutionException e) {
@@ -235,7 +235,7 @@ public final class LocalReshard {
                 throw ReshardDriver.failure("creating output shards", failure, ExecutionException.class);
             }
             List<ReshardResult.OutputShard> out = new ArrayList<>();
-            for (ShardCreator.Created c : done) {
+            for (ShardCreation.Created c : done) {
                 c.pending().commit();
                 out.add(new ReshardResult.OutputShard(c.pending().target(), c.records(), c.contentBytes(), c.pending().size()));
             }
@@ -250,7 +250,7 @@ public final class LocalReshard {
             pool.shutdownNow();
             awaitQuietly(pool);
             if (!committed) {
-                for (ShardCreator.Created c : done) {
+                for (ShardCreation.Created c : done) {
                     try {
                         c.pending().discard();
                     } catch (IOException ignored) {

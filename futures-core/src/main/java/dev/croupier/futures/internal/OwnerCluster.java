@@ -64,7 +64,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * the stack.
  *
  * <p>Placement lives in {@link Placement}, the node side of an attempt in {@link NodeRuntime},
- * {@code wait} in {@link WaitSet}. What stays here is the owner's state machine (submit,
+ * {@code wait} in {@link Waits}. What stays here is the owner's state machine (submit,
  * complete, fail, retry, cancel, rebuild, free), longer than most classes because it reads
  * best in one place. Thread-safe.
  */
@@ -847,7 +847,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
             entryOf(ref, "wait");
             owned.add((OwnedRef<T>) ref);
         }
-        return WaitSet.await(owned, numReady, timeout);
+        return Waits.await(owned, numReady, timeout);
     }
 
     @Override

@@ -2,7 +2,7 @@ package dev.croupier.shuffle.reshard;
 
 import dev.croupier.formats.Record;
 import dev.croupier.formats.RecordFile;
-import dev.croupier.formats.reshard.internal.ShardExtractor;
+import dev.croupier.formats.reshard.internal.ShardExtraction;
 import dev.croupier.futures.TaskOutput;
 import java.io.IOException;
 import java.io.InputStream;
@@ -18,7 +18,7 @@ import java.util.List;
 /**
  * Design note: the extracted bytes of one input shard as one object-store value, dSort's
  * "extract to a work tar" for every format. The extraction task streams each file's bytes into
- * a growing heap buffer ({@link Writer}, the {@link ShardExtractor.Sink}); the finished frame
+ * a growing heap buffer ({@link Writer}, the {@link ShardExtraction.Sink}); the finished frame
  * is returned as the task's value, so the object store holds it (and spills it past its
  * capacity) on the node that read the shard. Creation tasks receive it as a read-only segment
  * view and hand out record files as views into it, never copies. A record's files follow each
@@ -51,7 +51,7 @@ final class ExtractedShard {
     }
 
     /** Fills a frame while a shard is extracted. */
-    static final class Writer implements ShardExtractor.Sink {
+    static final class Writer implements ShardExtraction.Sink {
         private final boolean keepBytes;
         private byte[] buf;
         private int used = HEADER;

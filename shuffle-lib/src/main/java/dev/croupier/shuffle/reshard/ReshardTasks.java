@@ -8,8 +8,8 @@ import dev.croupier.formats.reshard.internal.KeyMap;
 import dev.croupier.formats.reshard.internal.RecordMeta;
 import dev.croupier.formats.reshard.internal.RecordOrdering;
 import dev.croupier.formats.reshard.internal.ReshardDriver;
-import dev.croupier.formats.reshard.internal.ShardCreator;
-import dev.croupier.formats.reshard.internal.ShardExtractor;
+import dev.croupier.formats.reshard.internal.ShardCreation;
+import dev.croupier.formats.reshard.internal.ShardExtraction;
 import dev.croupier.formats.reshard.internal.ShardPacking;
 import java.io.IOException;
 import java.io.Serial;
@@ -60,7 +60,7 @@ final class ReshardTasks {
         long expected = format == ShardFormat.TAR ? Files.size(path) : 2 * Files.size(path);
         ExtractedShard.Writer sink = new ExtractedShard.Writer(keepBytes, expected);
         List<String> warnings = new ArrayList<>();
-        List<RecordMeta> metas = ShardExtractor.extract(path, index, sink, duplicates, contentExtension, warnings::add);
+        List<RecordMeta> metas = ShardExtraction.extract(path, index, sink, duplicates, contentExtension, warnings::add);
         long bytes = 0;
         for (RecordMeta m : metas) {
             bytes += m.size();
@@ -278,7 +278,7 @@ final class ReshardTasks {
         }
         ShardFormat format = ShardFormat.forExtension(order.extension()).orElseThrow(
                 () -> new IllegalStateException("no format for extension " + order.extension()));
-        ShardCreator.Created c = ShardCreator.create(records,
+        ShardCreation.Created c = ShardCreation.create(records,
                 m -> ExtractedShard.load(extracted.get(Arrays.binarySearch(shardIds, m.shard())), m.key(), m.handle()),
                 format, Path.of(order.path()), transform);
         if (Thread.currentThread().isInterrupted()) {

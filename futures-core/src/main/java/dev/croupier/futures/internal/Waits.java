@@ -18,9 +18,9 @@ import java.util.List;
  * once enough are; the done refs are ordered by the entries' completion sequence numbers,
  * which the owner assigns when an entry settles. Stateless.
  */
-final class WaitSet {
+final class Waits {
 
-    private WaitSet() {}
+    private Waits() {}
 
     static <T> WaitResult<T> await(List<OwnedRef<T>> locals, int numReady, Duration timeout) {
         // Settled refs are counted by their callbacks, so a wait on n refs costs O(n), not a

@@ -17,8 +17,8 @@ import java.util.List;
  *
  * <p>Thread-safety: stateless; shards may be created in parallel.
  */
-public final class ShardCreator {
-    private ShardCreator() {
+public final class ShardCreation {
+    private ShardCreation() {
     }
 
     /** What one created shard holds. @param pending the uncommitted shard @param records records written @param contentBytes their content bytes */

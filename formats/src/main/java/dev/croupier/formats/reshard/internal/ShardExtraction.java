@@ -25,8 +25,8 @@ import java.util.function.Consumer;
  *
  * <p>Thread-safety: stateless; one call per shard, each with its own sink, may run in parallel.
  */
-public final class ShardExtractor {
-    private ShardExtractor() {
+public final class ShardExtraction {
+    private ShardExtraction() {
     }
 
     /**
