@@ -1,12 +1,11 @@
 package dev.croupier.shuffle.kv;
 
 import dev.croupier.futures.Cluster;
-import dev.croupier.futures.CroupierException;
-import dev.croupier.futures.ErrorCode;
 import dev.croupier.futures.ObjectRef;
 import dev.croupier.shuffle.ShuffleJob;
 import dev.croupier.shuffle.ShuffleResult;
 import dev.croupier.shuffle.Strategy;
+import dev.croupier.shuffle.records.RecordJobBuilder;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -140,39 +139,20 @@ public final class GroupByJob {
     }
 
     /** Settings of a group-by, checked by {@link #build()}. Not thread-safe. */
-    public static final class Builder {
-        private List<ObjectRef<MemorySegment>> inputs;
+    public static final class Builder extends RecordJobBuilder<Builder> {
         private Aggregate aggregate;
-        private int partitions;
-        private Strategy strategy = Strategy.AUTO;
         private int mapsPerRound;
         private ShuffleJob.RoundListener<MemorySegment> onRound;
         private long splitPartitionsAbove;
-        private String name = "group-by";
         private Consumer<ShuffleJob.Builder<MemorySegment, MemorySegment, MemorySegment>> tuning = job -> {};
 
-        private Builder() {}
-
-        /** Key/value blocks, one map task each. */
-        public Builder inputs(List<? extends ObjectRef<MemorySegment>> inputs) {
-            this.inputs = List.copyOf(inputs);
-            return this;
+        private Builder() {
+            super("GroupByJob", "group-by");
         }
 
         /** What to compute per key (required), e.g. {@link Aggregate#LONG_SUM}. */
         public Builder aggregate(Aggregate aggregate) {
             this.aggregate = aggregate;
-            return this;
-        }
-
-        /** Reduce tasks (default: as many as inputs). */
-        public Builder partitions(int partitions) {
-            this.partitions = partitions;
-            return this;
-        }
-
-        public Builder strategy(Strategy strategy) {
-            this.strategy = Objects.requireNonNull(strategy, "strategy");
             return this;
         }
 
@@ -197,11 +177,6 @@ public final class GroupByJob {
             return this;
         }
 
-        public Builder name(String name) {
-            this.name = Objects.requireNonNull(name, "name");
-            return this;
-        }
-
         /** Further settings of the underlying shuffle (rounds, merge factor, speculation...). */
         public Builder tuning(Consumer<ShuffleJob.Builder<MemorySegment, MemorySegment, MemorySegment>> tuning) {
             this.tuning = Objects.requireNonNull(tuning, "tuning");
@@ -218,9 +193,7 @@ public final class GroupByJob {
             if (aggregate.stateBytes() < 1 || aggregate.stateBytes() > 1 << 20) {
                 throw bad("aggregate", "stateBytes() = " + aggregate.stateBytes(), "1..1048576 bytes of state");
             }
-            if (partitions < 0 || partitions > 1_000_000) {
-                throw bad("partitions", partitions, "1..1000000");
-            }
+            checkPartitions();
             if (mapsPerRound < 0) {
                 throw bad("mapsPerRound", mapsPerRound, ">= 1");
             }
@@ -235,11 +208,6 @@ public final class GroupByJob {
             }
             return new GroupByJob(new Settings(inputs, aggregate, partitions, strategy, mapsPerRound, onRound,
                     splitPartitionsAbove, name, tuning));
-        }
-
-        private static CroupierException bad(String knob, Object value, String allowed) {
-            return new CroupierException(ErrorCode.BAD_INPUT,
-                    "GroupByJob.Builder." + knob + " = " + value + " is not allowed; needs " + allowed);
         }
     }
 }

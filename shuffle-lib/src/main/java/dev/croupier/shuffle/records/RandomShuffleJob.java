@@ -1,8 +1,6 @@
 package dev.croupier.shuffle.records;
 
 import dev.croupier.futures.Cluster;
-import dev.croupier.futures.CroupierException;
-import dev.croupier.futures.ErrorCode;
 import dev.croupier.futures.ObjectRef;
 import dev.croupier.shuffle.ShuffleJob;
 import dev.croupier.shuffle.ShuffleResult;
@@ -98,33 +96,19 @@ public final class RandomShuffleJob {
     }
 
     /** Settings of a random shuffle, checked by {@link #build()}. Not thread-safe. */
-    public static final class Builder {
+    public static final class Builder extends RecordJobBuilder<Builder> {
         private RecordLayout layout = RecordLayout.SORT_BENCHMARK;
-        private List<ObjectRef<MemorySegment>> inputs;
-        private int partitions;
         private long seed;
         private long epoch;
         private long window;
-        private Strategy strategy = Strategy.AUTO;
-        private String name = "random-shuffle";
 
-        private Builder() {}
+        private Builder() {
+            super("RandomShuffleJob", "random-shuffle");
+        }
 
         /** Record size (default: 100-byte Sort Benchmark records); the key size does not matter here. */
         public Builder layout(RecordLayout layout) {
             this.layout = Objects.requireNonNull(layout, "layout");
-            return this;
-        }
-
-        /** The blocks to shuffle, one map task each; the permutation is of their records in this order. */
-        public Builder inputs(List<? extends ObjectRef<MemorySegment>> inputs) {
-            this.inputs = List.copyOf(inputs);
-            return this;
-        }
-
-        /** Output blocks of a full shuffle (default: as many as inputs). */
-        public Builder partitions(int partitions) {
-            this.partitions = partitions;
             return this;
         }
 
@@ -146,23 +130,9 @@ public final class RandomShuffleJob {
             return this;
         }
 
-        public Builder strategy(Strategy strategy) {
-            this.strategy = Objects.requireNonNull(strategy, "strategy");
-            return this;
-        }
-
-        public Builder name(String name) {
-            this.name = Objects.requireNonNull(name, "name");
-            return this;
-        }
-
         public RandomShuffleJob build() {
-            if (inputs == null || inputs.isEmpty()) {
-                throw bad("inputs", inputs == null ? "unset" : "empty", "at least one block");
-            }
-            if (partitions < 0 || partitions > 1_000_000) {
-                throw bad("partitions", partitions, "1..1000000");
-            }
+            requireInputs();
+            checkPartitions();
             if (window < 0) {
                 throw bad("window", window, ">= 1 record, or 0 for a full shuffle");
             }
@@ -170,11 +140,6 @@ public final class RandomShuffleJob {
                 throw bad("partitions", partitions, "unset with window(...): a partial shuffle keeps one output per input");
             }
             return new RandomShuffleJob(new Settings(layout, inputs, partitions, seed, epoch, window, strategy, name));
-        }
-
-        private static CroupierException bad(String knob, Object value, String allowed) {
-            return new CroupierException(ErrorCode.BAD_INPUT,
-                    "RandomShuffleJob.Builder." + knob + " = " + value + " is not allowed; needs " + allowed);
         }
     }
 }

@@ -83,15 +83,13 @@ public final class RepartitionJob {
                 .run(cluster);
     }
 
-    /** Settings of a repartition, checked by {@link #build()}. Not thread-safe. */
-    public static final class Builder {
+    /** Settings of a repartition (partitions required: the N of the output), checked by {@link #build()}. Not thread-safe. */
+    public static final class Builder extends RecordJobBuilder<Builder> {
         private RecordLayout layout = RecordLayout.SORT_BENCHMARK;
-        private List<ObjectRef<MemorySegment>> inputs;
-        private int partitions;
-        private Strategy strategy = Strategy.AUTO;
-        private String name = "repartition";
 
-        private Builder() {}
+        private Builder() {
+            super("RepartitionJob", "repartition");
+        }
 
         /** Record size (default: 100-byte Sort Benchmark records). */
         public Builder layout(RecordLayout layout) {
@@ -99,42 +97,12 @@ public final class RepartitionJob {
             return this;
         }
 
-        /** The blocks to cut, in order. */
-        public Builder inputs(List<? extends ObjectRef<MemorySegment>> inputs) {
-            this.inputs = List.copyOf(inputs);
-            return this;
-        }
-
-        /** Number of output blocks N (required). */
-        public Builder partitions(int partitions) {
-            this.partitions = partitions;
-            return this;
-        }
-
-        /** How blocks travel (default AUTO); every strategy gives the same outputs. */
-        public Builder strategy(Strategy strategy) {
-            this.strategy = Objects.requireNonNull(strategy, "strategy");
-            return this;
-        }
-
-        public Builder name(String name) {
-            this.name = Objects.requireNonNull(name, "name");
-            return this;
-        }
-
         public RepartitionJob build() {
-            if (inputs == null || inputs.isEmpty()) {
-                throw bad("inputs", inputs == null ? "unset" : "empty", "at least one block");
-            }
+            requireInputs();
             if (partitions < 1 || partitions > 1_000_000) {
                 throw bad("partitions", partitions, "1..1000000");
             }
             return new RepartitionJob(this);
-        }
-
-        private static CroupierException bad(String knob, Object value, String allowed) {
-            return new CroupierException(ErrorCode.BAD_INPUT,
-                    "RepartitionJob.Builder." + knob + " = " + value + " is not allowed; needs " + allowed);
         }
     }
 }

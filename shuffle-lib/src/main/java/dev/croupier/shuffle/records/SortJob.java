@@ -164,19 +164,17 @@ public final class SortJob {
     }
 
     /** Settings of a sort, checked by {@link #build()}. Not thread-safe. */
-    public static final class Builder {
+    public static final class Builder extends RecordJobBuilder<Builder> {
         private RecordLayout layout = RecordLayout.SORT_BENCHMARK;
         private KeyComparator order;
         private Path file;
-        private List<ObjectRef<MemorySegment>> inputs;
         private int mappers;
-        private int partitions;
         private int samplesPerMapper = DEFAULT_SAMPLES_PER_MAPPER;
-        private Strategy strategy = Strategy.AUTO;
-        private String name = "sort";
         private Consumer<ShuffleJob.Builder<MemorySegment, MemorySegment, ?>> tuning = s -> {};
 
-        private Builder() {}
+        private Builder() {
+            super("SortJob", "sort");
+        }
 
         /** Record size and key size (default: the Sort Benchmark's 100-byte records, 10-byte keys). */
         public Builder layout(RecordLayout layout) {
@@ -196,36 +194,14 @@ public final class SortJob {
             return this;
         }
 
-        /** Sort the records of blocks already in the cluster, one mapper each. */
-        public Builder inputs(List<? extends ObjectRef<MemorySegment>> inputs) {
-            this.inputs = List.copyOf(inputs);
-            return this;
-        }
-
         /** Map tasks for a file input (default: one per 64 MiB). */
         public Builder mappers(int mappers) {
             this.mappers = mappers;
             return this;
         }
 
-        /** Reduce tasks, i.e. key ranges (default: as many as mappers). */
-        public Builder partitions(int partitions) {
-            this.partitions = partitions;
-            return this;
-        }
-
         public Builder samplesPerMapper(int samples) {
             this.samplesPerMapper = samples;
-            return this;
-        }
-
-        public Builder strategy(Strategy strategy) {
-            this.strategy = Objects.requireNonNull(strategy, "strategy");
-            return this;
-        }
-
-        public Builder name(String name) {
-            this.name = Objects.requireNonNull(name, "name");
             return this;
         }
 
@@ -257,19 +233,12 @@ public final class SortJob {
             if (mappers < 1 || mappers > 1_000_000) {
                 throw bad("mappers", mappers, "1..1000000");
             }
-            if (partitions < 0 || partitions > 1_000_000) {
-                throw bad("partitions", partitions, "1..1000000");
-            }
+            checkPartitions();
             if (samplesPerMapper < 1 || samplesPerMapper > 1 << 20) {
                 throw bad("samplesPerMapper", samplesPerMapper, "1..1048576");
             }
             return new SortJob(new Settings(layout, order, file, inputs, mappers, partitions, samplesPerMapper,
                     strategy, name, tuning));
-        }
-
-        private static CroupierException bad(String knob, Object value, String allowed) {
-            return new CroupierException(ErrorCode.BAD_INPUT,
-                    "SortJob.Builder." + knob + " = " + value + " is not allowed; needs " + allowed);
         }
     }
 }
