@@ -9,11 +9,11 @@ import java.util.Arrays;
 /**
  * Design note: the byte frame of the reshard tasks' small typed results
  * ({@link ReshardTasks.ExtractionReport}, {@link ReshardTasks.Routes},
- * {@link ReshardTasks.CreatedShard}). A task result crosses from a node process to the driver
+ * {@link ReshardTasks.CreatedShard}, {@link PlanSummary}). A task result crosses from a node process to the driver
  * or to another task, and the runtime reads Java-serialized values back only for classes on
  * the cluster's allow-list (or with a codec), both fixed when the cluster is built; a job runs
- * on a cluster it is given, so its results travel as {@code byte[]}, as {@link MetaBlock} and
- * {@link PlanSummary} do, and each record encodes and decodes itself with this frame.
+ * on a cluster it is given, so its results travel as {@code byte[]}, and each encodes and decodes itself
+ * with this frame ({@link MetaBlock}, sized exactly per record, writes its own).
  * Little-endian; a version int first; strings are UTF-8 with an int length.
  *
  * <p>Thread-safety: a writer or reader is used by one thread.
