@@ -4,7 +4,6 @@ import dev.croupier.futures.ClusterStats;
 import dev.croupier.objectstore.ObjectId;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.PriorityQueue;
 import java.util.Set;
@@ -61,7 +60,6 @@ final class SimulatedBackend implements Backend {
     // guarded by this
     private final PriorityQueue<Finish> clock = new PriorityQueue<>(
             (a, b) -> a.at != b.at ? Long.compare(a.at, b.at) : Long.compare(a.seq, b.seq));
-    private final Set<Long> cancelled = new HashSet<>();
     private long seq;
     private boolean closed;
     private Thread clockThread;
@@ -142,6 +140,15 @@ final class SimulatedBackend implements Backend {
         notifyAll();
     }
 
+    /** Frees an attempt's slots and starts what the node queued. Caller holds the monitor. */
+    private void release(SimNode node, int cpus) {
+        node.busySlots -= cpus;
+        while (!node.dead && !node.queued.isEmpty() && node.busySlots + node.queued.peek().call.cpus() <= cpusPerNode) {
+            Waiting next = node.queued.poll();
+            begin(node, next.call, System.nanoTime() - next.since);
+        }
+    }
+
     @Override
     public void cancel(NodeLink link, long attemptId) {
         SimNode node = byLink.get(link);
@@ -150,7 +157,14 @@ final class SimulatedBackend implements Backend {
         }
         synchronized (this) {
             if (!node.queued.removeIf(w -> w.call.attemptId() == attemptId)) {
-                cancelled.add(attemptId);
+                // running: it ends now, unreported, and its slots take the node's next attempt
+                for (Finish f : clock) {
+                    if (f.node == node && f.call.attemptId() == attemptId) {
+                        clock.remove(f);
+                        release(node, f.call.cpus());
+                        break;
+                    }
+                }
             }
         }
     }
@@ -228,13 +242,8 @@ final class SimulatedBackend implements Backend {
                         return;
                     }
                 }
-                f.node.busySlots -= f.call.cpus();
-                while (!f.node.dead && !f.node.queued.isEmpty()
-                        && f.node.busySlots + f.node.queued.peek().call.cpus() <= cpusPerNode) {
-                    Waiting next = f.node.queued.poll();
-                    begin(f.node, next.call, System.nanoTime() - next.since);
-                }
-                if (f.node.dead || cancelled.remove(f.call.attemptId())) {
+                release(f.node, f.call.cpus());
+                if (f.node.dead) {
                     continue;
                 }
             }
