@@ -18,7 +18,9 @@ import java.nio.file.StandardOpenOption;
  * {@link NativeFiles#reserve reserved} ahead of the highest byte handed out ({@link #reserveTo}),
  * {@value #GROWTH_BYTES} bytes at a time, before anything is written there, so touching a page
  * can never fault on a full tmpfs. When the memory folder is full the reservation fails, and the
- * store gives up the rest of its capacity ({@link FreeListAllocator#retire}) instead.
+ * store gives up the rest of its capacity ({@link FreeListAllocator#retire}) instead. Reserved
+ * blocks are also {@link NativeFiles#populate populated} into the mapping in the same step, so
+ * the writers that fill them take no page fault per page.
  *
  * <p>Thread-safety: segments may be used from any thread; allocation is not thread-safe and is
  * called under the store's lock.
@@ -72,6 +74,7 @@ final class MemoryRegion implements AutoCloseable {
         for (long target : new long[] {ahead, needed}) {
             try {
                 NativeFiles.reserve(file, reserved, target - reserved);
+                NativeFiles.populate(region.asSlice(reserved, target - reserved));
                 reserved = target;
                 return true;
             } catch (IOException e) {
