@@ -74,13 +74,20 @@ final class NodeProcesses implements AutoCloseable {
     }
 
     /**
-     * The driver's JVM flags as a node's: without a debugger agent, and without what places
+     * The driver's JVM flags as a node's: without a debugger agent, without what places
      * the driver's own modules (a node runs on the class path, whichever path the driver's
-     * application uses); native access, if granted to modules, is granted to the class path.
+     * application uses), and without the driver's ahead-of-time cache or class-data archive,
+     * which describe the driver's run (a node records or reads its own, {@link #aheadOfTimeCache};
+     * several nodes recording into the driver's one file would corrupt it); native access, if
+     * granted to modules, is granted to the class path.
      */
     static List<String> nodeFlags(List<String> driverFlags) {
         List<String> out = new ArrayList<>(driverFlags.size());
         for (String flag : driverFlags) {
+            if (flag.startsWith("-XX:AOTMode") || flag.startsWith("-XX:AOTConfiguration")
+                    || flag.startsWith("-XX:AOTCache") || flag.startsWith("-XX:SharedArchiveFile")) {
+                continue;
+            }
             if (flag.startsWith("-agentlib:jdwp") || flag.startsWith("-Xrunjdwp")
                     || flag.startsWith("--module-path") || flag.startsWith("--upgrade-module-path")
                     || flag.startsWith("--add-modules") || flag.startsWith("--limit-modules")
@@ -111,8 +118,8 @@ final class NodeProcesses implements AutoCloseable {
     private Process launch(int id) {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        List<String> flags = ManagementFactory.getRuntimeMXBean().getInputArguments();
-        command.addAll(nodeFlags(flags));
+        List<String> flags = nodeFlags(ManagementFactory.getRuntimeMXBean().getInputArguments());
+        command.addAll(flags);
         String classPath = nodeClassPath(System.getProperty("java.class.path"), System.getProperty("jdk.module.path"));
         command.addAll(aheadOfTimeCache(id, flags, classPath));
         command.add("-cp");
@@ -154,13 +161,13 @@ final class NodeProcesses implements AutoCloseable {
      * its JVM writes when it exits, under a name of its own that {@link #close} renames into
      * place; every later run reads it. The name depends on the JDK, the flags and the class
      * path with each jar's size and time, so a new build trains a new cache; the
-     * {@value #CACHES_KEPT} most recently used are kept. None if the driver's own flags already
-     * choose an archive or cache, or if its class path has a class folder (a build's tests).
+     * {@value #CACHES_KEPT} most recently used are kept. None if the node's flags choose how
+     * class data is shared ({@code -Xshare}), or if its class path has a class folder (a build's
+     * tests).
      */
     private synchronized List<String> aheadOfTimeCache(int id, List<String> flags, String classPath) {
         for (String flag : flags) {
-            if (flag.contains("SharedArchiveFile") || flag.startsWith("-Xshare") || flag.contains("AOTCache")
-                    || flag.contains("AOTMode") || flag.contains("AOTConfiguration")) {
+            if (flag.startsWith("-Xshare")) {
                 return List.of();
             }
         }

@@ -6,7 +6,10 @@ import java.io.File;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** A driver on the module path starts its node processes on the class path, with its other flags. */
+/**
+ * A driver on the module path starts its node processes on the class path, with its other
+ * flags; a driver's own ahead-of-time cache stays its own.
+ */
 class NodeProcessesFlagsTest {
 
     @Test
@@ -20,6 +23,18 @@ class NodeProcessesFlagsTest {
                         "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED",
                         "-Dapp.setting=1"),
                 NodeProcesses.nodeFlags(driver));
+    }
+
+    /**
+     * The launcher runs a driver recording or reading its own ahead-of-time cache; nodes must
+     * not record into that one file together, nor read a cache of another program's run.
+     */
+    @Test
+    void nodesDropTheDriversAheadOfTimeCacheAndArchiveFlags() {
+        List<String> driver = List.of("-XX:AOTMode=record", "-XX:AOTConfiguration=/tmp/cli.conf",
+                "-XX:AOTCache=/tmp/cli.aot", "-XX:AOTCacheOutput=/tmp/out.aot", "-XX:SharedArchiveFile=/tmp/app.jsa",
+                "-XX:+DisplayVMOutputToStderr", "-Xshare:auto");
+        assertEquals(List.of("-XX:+DisplayVMOutputToStderr", "-Xshare:auto"), NodeProcesses.nodeFlags(driver));
     }
 
     @Test
