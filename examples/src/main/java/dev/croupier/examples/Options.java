@@ -1,9 +1,10 @@
 package dev.croupier.examples;
 
+import dev.croupier.futures.CroupierException;
+import dev.croupier.futures.NodeServer;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
@@ -127,27 +128,12 @@ public final class Options {
         return raw == null ? fallback : inRange(name, raw, parseSize(name, raw), min, max);
     }
 
-    /** Parses {@code 512}, {@code 64k}, {@code 1m}, {@code 4g} (also {@code KiB}, {@code MB}...) as bytes. */
+    /** Parses a size as every Croupier flag does ({@link NodeServer#parseSize}), as a usage error if it is not one. */
     public static long parseSize(String option, String raw) {
-        String s = raw.trim().toLowerCase(Locale.ROOT);
-        int end = 0;
-        while (end < s.length() && (Character.isDigit(s.charAt(end)) || s.charAt(end) == '.')) {
-            end++;
-        }
-        String unit = s.substring(end).replace("ib", "").replace("b", "");
-        int shift = switch (unit) {
-            case "" -> 0;
-            case "k" -> 10;
-            case "m" -> 20;
-            case "g" -> 30;
-            case "t" -> 40;
-            default -> throw new UsageException("--" + option + " = '" + raw
-                    + "' has an unknown unit; use a number with k, m, g or t");
-        };
         try {
-            return (long) (Double.parseDouble(s.substring(0, end)) * (1L << shift));
-        } catch (NumberFormatException e) {
-            throw new UsageException("--" + option + " = '" + raw + "' is not a size");
+            return NodeServer.parseSize(option.startsWith("-") ? option : "--" + option, raw);
+        } catch (CroupierException e) {
+            throw new UsageException(e.getMessage());
         }
     }
 

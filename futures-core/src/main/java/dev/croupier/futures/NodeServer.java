@@ -92,7 +92,7 @@ public final class NodeServer implements AutoCloseable {
                 switch (flag) {
                     case "--port" -> b.port((int) number(flag, value));
                     case "--bind" -> b.bind(value);
-                    case "--store-memory" -> b.objectStoreBytes(parseSize(flag, value));
+                    case "--store-memory" -> b.objectStoreBytes(parseSize("node: " + flag, value));
                     case "--spill-dir" -> b.spillDirectory(Path.of(value));
                     case "--memory-dir" -> b.memoryDirectory(Path.of(value));
                     case "--cpus" -> b.cpus((int) number(flag, value));
@@ -164,23 +164,44 @@ public final class NodeServer implements AutoCloseable {
         }
     }
 
-    /** {@code 512m}, {@code 2g}, {@code 1048576}: a byte count with an optional k/m/g/t suffix. */
-    static long parseSize(String flag, String text) {
+    /**
+     * Parses a byte count as every Croupier flag writes one: a number, whole or decimal, with
+     * an optional unit k, m, g or t, each a power of 1024, written alone or as KiB or KB (also
+     * MiB, MB, ...; case does not matter): {@code 1048576}, {@code 512m}, {@code 1.5g},
+     * {@code 64KiB}. The node's flags and the command line's options read sizes with this one
+     * grammar.
+     *
+     * @param flag the flag, named in the error
+     * @param text the size as written
+     * @return the size in bytes, at least 0
+     * @throws CroupierException {@link ErrorCode#BAD_INPUT} naming the flag and the text, for a
+     *     unit it does not know, a missing or negative number, or a size beyond a long
+     */
+    public static long parseSize(String flag, String text) {
         String t = text.trim().toLowerCase(Locale.ROOT);
-        int shift = switch (t.isEmpty() ? ' ' : t.charAt(t.length() - 1)) {
-            case 'k' -> 10;
-            case 'm' -> 20;
-            case 'g' -> 30;
-            case 't' -> 40;
-            default -> 0;
-        };
-        String digits = shift == 0 ? t : t.substring(0, t.length() - 1);
-        try {
-            return Math.multiplyExact(Long.parseLong(digits), 1L << shift);
-        } catch (NumberFormatException | ArithmeticException e) {
-            throw new CroupierException(ErrorCode.BAD_INPUT, "node: " + flag + " = '" + text
-                    + "' is not a size (say 512m or 2g)");
+        int end = 0;
+        while (end < t.length() && (Character.isDigit(t.charAt(end)) || t.charAt(end) == '.')) {
+            end++;
         }
+        int shift = switch (t.substring(end).replace("ib", "").replace("b", "")) {
+            case "" -> 0;
+            case "k" -> 10;
+            case "m" -> 20;
+            case "g" -> 30;
+            case "t" -> 40;
+            default -> throw new CroupierException(ErrorCode.BAD_INPUT, flag + " = '" + text
+                    + "' has an unknown unit; use a number with k, m, g or t (say 512m or 2g)");
+        };
+        double bytes;
+        try {
+            bytes = Double.parseDouble(t.substring(0, end)) * (1L << shift);
+        } catch (NumberFormatException e) {
+            throw new CroupierException(ErrorCode.BAD_INPUT, flag + " = '" + text + "' is not a size (say 512m or 2g)");
+        }
+        if (bytes >= Long.MAX_VALUE) {
+            throw new CroupierException(ErrorCode.BAD_INPUT, flag + " = '" + text + "' is too large");
+        }
+        return (long) bytes;
     }
 
     /** Settings of a node, checked by {@link #start()}. Not thread-safe. */
