@@ -78,14 +78,16 @@ final class NodeProcesses implements AutoCloseable {
      * the driver's own modules (a node runs on the class path, whichever path the driver's
      * application uses), and without the driver's ahead-of-time cache or class-data archive,
      * which describe the driver's run (a node records or reads its own, {@link #aheadOfTimeCache};
-     * several nodes recording into the driver's one file would corrupt it); native access, if
+     * several nodes recording into the driver's one file would corrupt it), nor the quiet the
+     * launcher asks of a recording run (a node's log keeps what its VM prints); native access, if
      * granted to modules, is granted to the class path.
      */
     static List<String> nodeFlags(List<String> driverFlags) {
         List<String> out = new ArrayList<>(driverFlags.size());
         for (String flag : driverFlags) {
             if (flag.startsWith("-XX:AOTMode") || flag.startsWith("-XX:AOTConfiguration")
-                    || flag.startsWith("-XX:AOTCache") || flag.startsWith("-XX:SharedArchiveFile")) {
+                    || flag.startsWith("-XX:AOTCache") || flag.startsWith("-XX:SharedArchiveFile")
+                    || flag.equals("-XX:-DisplayVMOutput") || flag.startsWith("-Xlog:aot")) {
                 continue;
             }
             if (flag.startsWith("-agentlib:jdwp") || flag.startsWith("-Xrunjdwp")

@@ -33,8 +33,8 @@ class NodeProcessesFlagsTest {
     void nodesDropTheDriversAheadOfTimeCacheAndArchiveFlags() {
         List<String> driver = List.of("-XX:AOTMode=record", "-XX:AOTConfiguration=/tmp/cli.conf",
                 "-XX:AOTCache=/tmp/cli.aot", "-XX:AOTCacheOutput=/tmp/out.aot", "-XX:SharedArchiveFile=/tmp/app.jsa",
-                "-XX:+DisplayVMOutputToStderr", "-Xshare:auto");
-        assertEquals(List.of("-XX:+DisplayVMOutputToStderr", "-Xshare:auto"), NodeProcesses.nodeFlags(driver));
+                "-XX:-DisplayVMOutput", "-Xlog:aot*=off,cds*=off", "-Xlog:gc", "-Xshare:auto");
+        assertEquals(List.of("-Xlog:gc", "-Xshare:auto"), NodeProcesses.nodeFlags(driver));
     }
 
     @Test
