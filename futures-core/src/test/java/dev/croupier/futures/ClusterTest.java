@@ -368,6 +368,78 @@ class ClusterTest {
         }
     }
 
+    /** A segment of {@code bytes} bytes, each its offset's low byte, made on {@code node}. */
+    private static ObjectRef<MemorySegment> segmentOn(Cluster c, int node, Affinity affinity, int bytes) {
+        return c.task(() -> {
+            MemorySegment out = TaskOutput.allocate(bytes);
+            for (int i = 0; i < bytes; i++) {
+                out.set(ValueLayout.JAVA_BYTE, i, (byte) i);
+            }
+            return out;
+        }).onNode(node, affinity).remote();
+    }
+
+    private static long sum(MemorySegment s) {
+        long total = 0;
+        for (long i = 0; i < s.byteSize(); i++) {
+            total += s.get(ValueLayout.JAVA_BYTE, i);
+        }
+        return total;
+    }
+
+    /** Embedded nodes read each other's objects where they are: nothing is fetched, no copy is made. */
+    @Test
+    void embeddedNodesReadEachOthersObjectsInPlace() {
+        try (Cluster c = TestClusters.start(2, spill)) {
+            int bytes = 1 << 20; // stored, not a small heap value
+            ObjectRef<MemorySegment> made = segmentOn(c, 0, Affinity.HARD, bytes);
+            long expected = c.task(ClusterTest::sum, made).onNode(0, Affinity.HARD).remote().get();
+            assertEquals(expected, c.task(ClusterTest::sum, made).onNode(1, Affinity.HARD).remote().get());
+            assertEquals(List.of(0L, 0L), c.stats().nodes().stream().map(ClusterStats.NodeStats::bytesFetched).toList());
+        }
+        try (Cluster c = TestClusters.small(2, spill).serializing(true).start()) {
+            ObjectRef<MemorySegment> made = segmentOn(c, 0, Affinity.HARD, 1 << 20);
+            c.task(ClusterTest::sum, made).onNode(1, Affinity.HARD).remote().get();
+            long fetched = c.stats().nodes().get(1).bytesFetched();
+            assertTrue(fetched >= 1 << 20, "serializing copies, as the wire does: " + fetched);
+        }
+    }
+
+    /**
+     * A node killed while another reads its object in place unmaps it under the reader; the
+     * reader's attempt is one whose argument was lost, not a failed task: the object is rebuilt
+     * and the reader runs again.
+     */
+    @Test
+    void aHolderKilledUnderAnInPlaceReaderMakesTheArgumentLostNotTheTaskFailed() throws InterruptedException {
+        CountDownLatch reading = new CountDownLatch(1);
+        CountDownLatch killed = new CountDownLatch(1);
+        AtomicInteger readerRuns = new AtomicInteger();
+        try (Cluster c = TestClusters.start(3, spill)) {
+            int bytes = 1 << 20;
+            ObjectRef<MemorySegment> made = segmentOn(c, 0, Affinity.SOFT, bytes); // rebuilt elsewhere
+            made.whenDone().join();
+            ObjectRef<Long> read = c.task((MemorySegment s) -> {
+                long first = sum(s);
+                if (readerRuns.incrementAndGet() == 1) {
+                    reading.countDown();
+                    killed.await(); // the holder dies here; the view is unmapped
+                    return first + sum(s);
+                }
+                return 2 * first;
+            }, made).onNode(1, Affinity.SOFT).maxRetries(0).remote();
+            assertTrue(reading.await(30, TimeUnit.SECONDS));
+            c.killNode(0);
+            killed.countDown();
+            long once = 0;
+            for (int i = 0; i < bytes; i++) {
+                once += (byte) i;
+            }
+            assertEquals(2 * once, read.get());
+            assertEquals(2, readerRuns.get());
+        }
+    }
+
     /** close interrupts running tasks and returns only once they have returned, so a caller can clean up after them. */
     @Test
     void closeWaitsForInterruptedTasksToReturn() throws InterruptedException {

@@ -38,7 +38,9 @@ class FlightRecorderEventsTest {
                 recording.enable(e);
             }
             recording.start();
-            try (Cluster c = TestClusters.small(2, dir.resolve("spill")).start()) {
+            // serializing: embedded nodes otherwise read each other's objects in place, and a fetch
+            // (a copy between stores, as between node processes) is what this recording must show
+            try (Cluster c = TestClusters.small(2, dir.resolve("spill")).serializing(true).start()) {
                 List<ObjectRef<MemorySegment>> made = new ArrayList<>();
                 for (int i = 0; i < objects; i++) {
                     made.add(c.task((Long n) -> {

@@ -21,12 +21,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * The node protocol inside one JVM: every node is a {@link NodeRuntime} with its own worker
  * threads and shared-memory store, a dispatch is a queue insert, an outcome a method call, and
- * a pull one memory copy from the holder's store into the puller's.
+ * an argument another node holds is read in place in that node's store, pinned while the
+ * attempt runs ({@link NodeSession.Peers#inProcess}); a node killed under such a reader makes
+ * the reader's attempt one whose argument was lost, as a failed pull would.
  *
  * <p>In serializing mode every attempt and outcome is encoded to its protobuf wire form and
  * parsed back ({@link WireCodec#roundTrip}), functions and plain arguments are Java-serialized
- * at submission and read back through the allow-list, and a driver's read gets a copy, as from
- * a node process: a task that captures something that cannot travel fails here, in a unit
+ * at submission and read back through the allow-list, and a driver's read and another node's
+ * argument get a copy, as from a node process: a task that captures something that cannot travel fails here, in a unit
  * test, and not first on a cluster. Thread-safe.
  */
 final class EmbeddedBackend implements Backend {
@@ -100,7 +102,7 @@ final class EmbeddedBackend implements Backend {
                 new NodeStore(store.build(), config.smallObjectBytes()));
         NodeLink link = new NodeLink(id, config.cpusPerNode(), name);
         NodeSession session = new NodeSession(clusterTag, id, serializing ? config.smallObjectBytes() : 0, codecs, (node, call, outcome) -> events.outcome(link,
-                serializing ? WireCodec.roundTrip(outcome, codecs) : outcome), this::pull);
+                serializing ? WireCodec.roundTrip(outcome, codecs) : outcome), peers);
         Incarnation incarnation = new Incarnation(link, runtime, session);
         synchronized (byId) {
             if (id < byId.size()) {
@@ -112,6 +114,23 @@ final class EmbeddedBackend implements Backend {
         byLink.put(link, incarnation);
         return link;
     }
+
+    /**
+     * How the nodes of this JVM read each other's objects: in place, pinned in the holder's
+     * store, so a reducer on one node reads the map outputs of the others without copying them;
+     * in the serializing mode, as node processes do, by a copy into the reader's store.
+     */
+    private final NodeSession.Peers peers = new NodeSession.Peers() {
+        @Override
+        public long pull(ObjectId id, int source, NodeStore into) throws InterruptedException {
+            return EmbeddedBackend.this.pull(id, source, into);
+        }
+
+        @Override
+        public NodeRuntime inProcess(int source) {
+            return serializing || source < 0 || source >= byId.size() ? null : byId.get(source).runtime();
+        }
+    };
 
     /** A pull between two stores of this JVM: one copy, from a pinned view into the target store. */
     private long pull(ObjectId id, int source, NodeStore into) throws InterruptedException {

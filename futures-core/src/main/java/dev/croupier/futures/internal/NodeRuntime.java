@@ -258,7 +258,7 @@ final class NodeRuntime {
      * that pull ({@link #pull}) and reports the copy.
      */
     private void pullAhead(AttemptCall.Ref ref, NodeSession session) {
-        if (pulling.containsKey(ref.id())) {
+        if (pulling.containsKey(ref.id()) || readInPlace(ref, session)) {
             return;
         }
         try {
@@ -321,7 +321,12 @@ final class NodeRuntime {
         } catch (LostArgument e) {
             lost = e.id;
         } catch (Throwable t) {
-            error = t instanceof java.lang.reflect.InvocationTargetException ite ? ite.getCause() : t;
+            // an argument read in place whose node was killed meanwhile was unmapped under the
+            // task: what it threw is the loss of that argument, not the task's failure
+            lost = resolving.lostBorrowed();
+            if (lost == null) {
+                error = t instanceof java.lang.reflect.InvocationTargetException ite ? ite.getCause() : t;
+            }
         } finally {
             pins.forEach(NodeStore.Reading::close);
             r.stop();
@@ -390,11 +395,32 @@ final class NodeRuntime {
         return out;
     }
 
-    /** What resolving an attempt's arguments read and pulled. */
+    /** What resolving an attempt's arguments read, pulled, and read in place on other nodes. */
     private static final class Resolving {
         final NodeSession session;
         long bytesIn;
         List<ObjectId> copies;
+        List<NodeRuntime> holders;
+        List<ObjectId> borrowed;
+
+        void borrowed(NodeRuntime holder, ObjectId id) {
+            if (holders == null) {
+                holders = new ArrayList<>(2);
+                borrowed = new ArrayList<>(2);
+            }
+            holders.add(holder);
+            borrowed.add(id);
+        }
+
+        /** An argument read in place on a node that has ended since, or null. */
+        ObjectId lostBorrowed() {
+            for (int i = 0; holders != null && i < holders.size(); i++) {
+                if (!holders.get(i).alive()) {
+                    return borrowed.get(i);
+                }
+            }
+            return null;
+        }
 
         Resolving(NodeSession session) {
             this.session = session;
@@ -430,6 +456,9 @@ final class NodeRuntime {
             return resolving.session.codecs.decode(MemorySegment.ofArray(ref.inline()));
         }
         NodeStore.Reading local = store.open(ref.id());
+        if (local == null) {
+            local = borrow(ref, resolving);
+        }
         NodeStore.Reading reading = local != null || !pull(ref, resolving.session, resolving) ? local
                 : store.open(ref.id());
         if (reading == null) {
@@ -447,6 +476,39 @@ final class NodeRuntime {
         try (reading) {
             return codecs.decode(reading.frame());
         }
+    }
+
+    /**
+     * Pins the argument where it is, in the store of a node of this process that holds it
+     * ({@link NodeSession.Peers#inProcess}); null if no such node holds it (then it is pulled).
+     */
+    private NodeStore.Reading borrow(AttemptCall.Ref ref, Resolving resolving) throws InterruptedException {
+        for (int source : ref.nodes()) {
+            NodeRuntime holder = source == resolving.session.self ? null : resolving.session.peers.inProcess(source);
+            if (holder == null) {
+                continue;
+            }
+            try {
+                NodeStore.Reading reading = holder.store().open(ref.id());
+                if (reading != null) {
+                    resolving.borrowed(holder, ref.id());
+                    return reading;
+                }
+            } catch (IllegalStateException | StoreClosedException holderEnded) {
+                // killed meanwhile: another location, or a pull, or a lost argument
+            }
+        }
+        return null;
+    }
+
+    /** True if some location of {@code ref} is a node of this process, whose store it is read from in place. */
+    private boolean readInPlace(AttemptCall.Ref ref, NodeSession session) {
+        for (int source : ref.nodes()) {
+            if (source != session.self && session.peers.inProcess(source) != null) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

@@ -17,7 +17,7 @@ final class NodeSession {
         void report(NodeRuntime node, AttemptCall call, AttemptOutcome outcome);
     }
 
-    /** How a node gets a copy of an argument another node of the session holds. */
+    /** How a node reads an argument another node of the session holds. */
     @FunctionalInterface
     interface Peers {
         /**
@@ -26,6 +26,16 @@ final class NodeSession {
          * or cannot be reached.
          */
         long pull(ObjectId id, int source, NodeStore into) throws InterruptedException;
+
+        /**
+         * Node {@code source}'s runtime when it runs in this process and its objects are read
+         * in place: an argument it holds is then pinned in its store for the attempt and read
+         * there, with no copy (the embedded backend, unless it serializes as the wire does).
+         * Null where nodes are apart.
+         */
+        default NodeRuntime inProcess(int source) {
+            return null;
+        }
     }
 
     final long tag;
