@@ -28,8 +28,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>In serializing mode every attempt and outcome is encoded to its protobuf wire form and
  * parsed back ({@link WireCodec#roundTrip}), functions and plain arguments are Java-serialized
  * at submission and read back through the allow-list, and a driver's read and another node's
- * argument get a copy, as from a node process: a task that captures something that cannot travel fails here, in a unit
- * test, and not first on a cluster. Thread-safe.
+ * argument get a copy, as from a node process: a task that captures something that cannot
+ * travel fails here, in a unit test, and not first on a cluster. Thread-safe.
  */
 final class EmbeddedBackend implements Backend {
 

@@ -34,9 +34,10 @@ import java.util.concurrent.atomic.LongAdder;
  * run, so their restores, and pulls of their remote arguments, overlap the running tasks (up to
  * {@link #PULLS_AHEAD} pulls at once, as a running task's own list of arguments is). Prefetching for the whole queue would
  * restore more than memory holds and evict what is about to be used (a reduce phase queues
- * every reducer at once). A worker resolves arguments from its own store or pulls them from a
- * location the call names ({@link NodeSession.Peers}); an argument on none of them is reported
- * lost, and the owner rebuilds it and dispatches again. Results are encoded into the store (or
+ * every reducer at once). A worker resolves arguments from its own store, reads them in place
+ * in the store of a node of its own process, or pulls them from a location the call names
+ * ({@link NodeSession.Peers}); an argument on none of them is reported lost, and the owner
+ * rebuilds it and dispatches again. Results are encoded into the store (or
  * sealed in place, see {@code TaskOutput}). Byte buffer and segment arguments are read-only
  * views pinned for the duration of the call. Thread-safe.
  */
