@@ -239,7 +239,10 @@ final class NodeRuntime {
         }
     }
 
-    /** Adds a held, stored argument to {@code local} for a restore, or starts pulling a remote one. */
+    /**
+     * Adds a held, stored argument to {@code local} for a restore, asks the node of this process
+     * that holds a remote one to restore it where it will be read in place, or starts pulling it.
+     */
     private void prefetch(AttemptCall.Ref ref, NodeSession session, List<ObjectId> local) {
         if (ref.inline() != null) {
             return;
@@ -248,8 +251,17 @@ final class NodeRuntime {
             if (store.isStored(ref.size())) {
                 local.add(ref.id());
             }
-        } else {
+            return;
+        }
+        NodeRuntime holder = holderInProcess(ref, session);
+        if (holder == null) {
             pullAhead(ref, session);
+        } else if (holder.store.isStored(ref.size())) {
+            try {
+                holder.store.prefetch(List.of(ref.id()));
+            } catch (IllegalStateException | StoreClosedException holderEnded) {
+                // read in place fails over to a pull, or the argument is lost
+            }
         }
     }
 
@@ -259,7 +271,7 @@ final class NodeRuntime {
      * that pull ({@link #pull}) and reports the copy.
      */
     private void pullAhead(AttemptCall.Ref ref, NodeSession session) {
-        if (pulling.containsKey(ref.id()) || readInPlace(ref, session)) {
+        if (pulling.containsKey(ref.id()) || holderInProcess(ref, session) != null) {
             return;
         }
         try {
@@ -502,14 +514,15 @@ final class NodeRuntime {
         return null;
     }
 
-    /** True if some location of {@code ref} is a node of this process, whose store it is read from in place. */
-    private boolean readInPlace(AttemptCall.Ref ref, NodeSession session) {
+    /** A node of this process that holds {@code ref}, where it is read in place; null if none does. */
+    private NodeRuntime holderInProcess(AttemptCall.Ref ref, NodeSession session) {
         for (int source : ref.nodes()) {
-            if (source != session.self && session.peers.inProcess(source) != null) {
-                return true;
+            NodeRuntime holder = source == session.self ? null : session.peers.inProcess(source);
+            if (holder != null && holder.store.contains(ref.id())) {
+                return holder;
             }
         }
-        return false;
+        return null;
     }
 
     /**
