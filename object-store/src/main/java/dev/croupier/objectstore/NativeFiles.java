@@ -56,33 +56,33 @@ final class NativeFiles {
      */
     @SuppressWarnings("restricted")
     private static MethodHandle[] linkLibc() {
+        MethodHandle[] handles = new MethodHandle[4];
         try {
             Linker linker = Linker.nativeLinker();
             SymbolLookup libc = linker.defaultLookup();
             Optional<MemorySegment> openSym = libc.find("open");
             Optional<MemorySegment> fallocateSym = libc.find("posix_fallocate");
             Optional<MemorySegment> closeSym = libc.find("close");
-            Optional<MemorySegment> madviseSym = libc.find("madvise");
-            if (openSym.isEmpty() || fallocateSym.isEmpty() || closeSym.isEmpty() || madviseSym.isEmpty()) {
-                return new MethodHandle[4];
-            }
-            return new MethodHandle[] {
-                linker.downcallHandle(openSym.get(),
+            if (openSym.isPresent() && fallocateSym.isPresent() && closeSym.isPresent()) {
+                handles[0] = linker.downcallHandle(openSym.get(),
                         FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT,
                                 ValueLayout.JAVA_INT),
-                        Linker.Option.firstVariadicArg(2)),
-                linker.downcallHandle(fallocateSym.get(),
+                        Linker.Option.firstVariadicArg(2));
+                handles[1] = linker.downcallHandle(fallocateSym.get(),
                         FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG,
-                                ValueLayout.JAVA_LONG)),
-                linker.downcallHandle(closeSym.get(),
-                        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT)),
-                linker.downcallHandle(madviseSym.get(),
-                        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG,
-                                ValueLayout.JAVA_INT))};
+                                ValueLayout.JAVA_LONG));
+                handles[2] = linker.downcallHandle(closeSym.get(),
+                        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+            }
+            // independent of the three above: without it pages fault in as they are written
+            handles[3] = libc.find("madvise").map(m -> linker.downcallHandle(m,
+                    FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG,
+                            ValueLayout.JAVA_INT))).orElse(null);
         } catch (RuntimeException | LinkageError e) {
             // no usable C library (or native access denied): reserve() writes zeros instead
             return new MethodHandle[4];
         }
+        return handles;
     }
 
     private NativeFiles() {
@@ -141,9 +141,10 @@ final class NativeFiles {
      * process's page tables, in one {@code madvise(MADV_POPULATE_WRITE)} call.
      *
      * <p>Design note: a page of fresh store memory otherwise costs one page fault at its first
-     * write. On virtual machines a fault can cost 10 µs or more (3.2 s per GiB measured on a
-     * 2-vCPU VM, docs/benchmarks.md), far above the copy it precedes; populating the same pages in
-     * one call took 0.29 s per GiB there. The call is only an optimization: where the kernel
+     * write. On virtual machines a fault can cost 10 µs or more, far above the copy it precedes: on
+     * a 2-vCPU VM a first copy into fresh memory ran at 0.32 GB/s faulting page by page, and at
+     * about 1 GB/s into a store that populates (docs/benchmarks.md, {@code FirstTouchCopy}). The
+     * call is only an optimization: where the kernel
      * (before 5.14) or the C library lacks it, the pages fault in as they are written.
      *
      * @return whether the range was populated

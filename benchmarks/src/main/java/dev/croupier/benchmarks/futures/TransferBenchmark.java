@@ -28,8 +28,8 @@ import java.util.concurrent.TimeUnit;
  * One consumer task reads a batch of objects (up to 128 MiB), one pull after another, as a
  * reducer reads its blocks; the figure includes that task's dispatch and outcome. Each size
  * first moves one batch of up to 8 objects, and goes on warming up for the warm-up seconds:
- * node processes start with cold JIT, and a gRPC call on a cold node process costs milliseconds
- * (a health check from a fresh client: 2.4 ms median at first, 0.37 ms after 4,000 calls). The stream
+ * node processes start with cold JIT, and a call to a cold node process costs milliseconds
+ * ({@link RoundTripBenchmark}). The stream
  * alone is measured with {@code -Dcroupier.pull.sameHost=false}, which the node processes
  * inherit.
  *

@@ -1,5 +1,7 @@
 package dev.croupier.benchmarks.objectstore;
 
+import dev.croupier.objectstore.ObjectId;
+import dev.croupier.objectstore.ObjectStore;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -7,15 +9,17 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Comparator;
 
 /**
- * Benchmark program behind a reverted object-store change: what the first touch of each page
- * costs when copying into a fresh mapping of a reserved tmpfs file (as a store's memory region
- * is), and whether faulting the whole mapping in first with {@code MemorySegment.load()} is
- * cheaper. Each round reserves a new file with {@code fallocate(1)} (as the store does with
- * {@code posix_fallocate}), maps it, and copies 64 MiB blocks over all of it; odd rounds call
- * {@code load()} first. A second copy over the same mapping gives the speed with every page
- * mapped.
+ * What the first touch of each page costs when copying into fresh store memory. Rounds take
+ * three modes in turn, each over {@code GiB} of a new reserved tmpfs file (as a store's memory
+ * region is): {@code fault}, a plain copy into the mapping, one page fault per page written;
+ * {@code load}, {@code MemorySegment.load()} over the mapping first (a change that was tried and
+ * reverted); {@code store}, 64 MiB puts into a new {@link ObjectStore} of that capacity, whose
+ * region maps each block it reserves in one call ({@code madvise(MADV_POPULATE_WRITE)}). A
+ * second copy over the same memory (in {@code store}: the same puts after deleting the first
+ * ones, into the blocks they freed) gives the speed with every page mapped.
  *
  * <p>Usage: {@code java <flags> -cp benchmarks/target/benchmarks.jar
  * dev.croupier.benchmarks.objectstore.FirstTouchCopy [GiB=1] [rounds=6] [dir=/dev/shm]}.
@@ -24,41 +28,80 @@ public final class FirstTouchCopy {
     private FirstTouchCopy() {
     }
 
+    private static final long BLOCK = 64L << 20;
+
     public static void main(String[] args) throws IOException, InterruptedException {
         long bytes = (args.length > 0 ? Long.parseLong(args[0]) : 1) << 30;
         int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 6;
         Path dir = Path.of(args.length > 2 ? args[2] : "/dev/shm");
         try (Arena global = Arena.ofConfined()) {
-            MemorySegment block = global.allocate(64L << 20, 4096);
+            MemorySegment block = global.allocate(BLOCK, 4096);
+            block.fill((byte) 1);
             for (int r = 0; r < rounds; r++) {
-                boolean load = r % 2 == 1;
-                Path file = dir.resolve("croupier-first-touch-" + ProcessHandle.current().pid() + ".bin");
-                try {
-                    Process p = new ProcessBuilder("fallocate", "-l", Long.toString(bytes), file.toString())
-                            .inheritIO().start();
-                    if (p.waitFor() != 0) {
-                        throw new IOException("fallocate failed for " + file);
-                    }
-                    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
-                         Arena arena = Arena.ofShared()) {
-                        MemorySegment mapped = ch.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
-                        long t0 = System.nanoTime();
-                        if (load) {
-                            mapped.load();
-                        }
-                        long t1 = System.nanoTime();
-                        copyOver(block, mapped);
-                        long t2 = System.nanoTime();
-                        copyOver(block, mapped);
-                        long t3 = System.nanoTime();
-                        System.out.printf("load=%s: load %d ms + first copy %d ms = %d ms (%.1f GB/s);"
-                                        + " second copy %.1f GB/s%n", load, (t1 - t0) / 1_000_000,
-                                (t2 - t1) / 1_000_000, (t2 - t0) / 1_000_000, bytes / (double) (t2 - t1),
-                                bytes / (double) (t3 - t2));
-                    }
-                } finally {
-                    Files.deleteIfExists(file);
+                String mode = switch (r % 3) {
+                    case 0 -> "fault";
+                    case 1 -> "load";
+                    default -> "store";
+                };
+                long[] t = mode.equals("store") ? intoStore(block, bytes, dir) : intoMapping(block, bytes, dir, mode);
+                System.out.printf("%-5s: load %d ms + first copy %d ms = %d ms (%.2f GB/s); second copy %.1f GB/s%n",
+                        mode, (t[1] - t[0]) / 1_000_000, (t[2] - t[1]) / 1_000_000, (t[2] - t[0]) / 1_000_000,
+                        bytes / (double) (t[2] - t[0]), bytes / (double) (t[3] - t[2]));
+            }
+        }
+    }
+
+    /** Times (start, after load, after the first copy, after the second) of copying into a fresh mapping. */
+    private static long[] intoMapping(MemorySegment block, long bytes, Path dir, String mode)
+            throws IOException, InterruptedException {
+        Path file = dir.resolve("croupier-first-touch-" + ProcessHandle.current().pid() + ".bin");
+        try {
+            Process p = new ProcessBuilder("fallocate", "-l", Long.toString(bytes), file.toString())
+                    .inheritIO().start();
+            if (p.waitFor() != 0) {
+                throw new IOException("fallocate failed for " + file);
+            }
+            try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
+                 Arena arena = Arena.ofShared()) {
+                MemorySegment mapped = ch.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena);
+                long t0 = System.nanoTime();
+                if (mode.equals("load")) {
+                    mapped.load();
                 }
+                long t1 = System.nanoTime();
+                copyOver(block, mapped);
+                long t2 = System.nanoTime();
+                copyOver(block, mapped);
+                return new long[] {t0, t1, t2, System.nanoTime()};
+            }
+        } finally {
+            Files.deleteIfExists(file);
+        }
+    }
+
+    /** The same times for puts into a new store of {@code bytes} (reservation included), then again. */
+    private static long[] intoStore(MemorySegment block, long bytes, Path dir) throws IOException, InterruptedException {
+        Path spill = Files.createTempDirectory("croupier-first-touch-spill-");
+        int blocks = (int) (bytes / BLOCK);
+        try (ObjectStore store = ObjectStore.builder().name("first-touch-" + ProcessHandle.current().pid())
+                .capacityBytes(bytes + (64L << 20)).memoryDirectory(dir).spillDirectory(spill).build()) {
+            long t0 = System.nanoTime();
+            for (int i = 0; i < blocks; i++) {
+                store.put(ObjectId.of(1, i), block);
+            }
+            long t2 = System.nanoTime();
+            for (int i = 0; i < blocks; i++) {
+                store.delete(ObjectId.of(1, i));
+            }
+            long t3 = System.nanoTime();
+            for (int i = 0; i < blocks; i++) {
+                store.put(ObjectId.of(2, i), block);
+            }
+            long t4 = System.nanoTime();
+            return new long[] {t0, t0, t2, t2 + (t4 - t3)};
+        } finally {
+            try (var files = Files.walk(spill)) {
+                files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
             }
         }
     }

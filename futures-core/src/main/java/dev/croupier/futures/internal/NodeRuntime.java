@@ -413,30 +413,32 @@ final class NodeRuntime {
         final NodeSession session;
         long bytesIn;
         List<ObjectId> copies;
-        List<NodeRuntime> holders;
-        List<ObjectId> borrowed;
+        /** Arguments read in place, each with the node whose store holds it. */
+        List<Borrowed> borrowed;
+
+        record Borrowed(NodeRuntime holder, ObjectId id) {}
+
+        Resolving(NodeSession session) {
+            this.session = session;
+        }
 
         void borrowed(NodeRuntime holder, ObjectId id) {
-            if (holders == null) {
-                holders = new ArrayList<>(2);
+            if (borrowed == null) {
                 borrowed = new ArrayList<>(2);
             }
-            holders.add(holder);
-            borrowed.add(id);
+            borrowed.add(new Borrowed(holder, id));
         }
 
         /** An argument read in place on a node that has ended since, or null. */
         ObjectId lostBorrowed() {
-            for (int i = 0; holders != null && i < holders.size(); i++) {
-                if (!holders.get(i).alive()) {
-                    return borrowed.get(i);
+            if (borrowed != null) {
+                for (Borrowed b : borrowed) {
+                    if (!b.holder.alive()) {
+                        return b.id;
+                    }
                 }
             }
             return null;
-        }
-
-        Resolving(NodeSession session) {
-            this.session = session;
         }
 
         void copied(ObjectId id) {
@@ -493,25 +495,22 @@ final class NodeRuntime {
 
     /**
      * Pins the argument where it is, in the store of a node of this process that holds it
-     * ({@link NodeSession.Peers#inProcess}); null if no such node holds it (then it is pulled).
+     * ({@link #holderInProcess}); null if none does (then it is pulled).
      */
     private NodeStore.Reading borrow(AttemptCall.Ref ref, Resolving resolving) throws InterruptedException {
-        for (int source : ref.nodes()) {
-            NodeRuntime holder = source == resolving.session.self ? null : resolving.session.peers.inProcess(source);
-            if (holder == null) {
-                continue;
-            }
-            try {
-                NodeStore.Reading reading = holder.store().open(ref.id());
-                if (reading != null) {
-                    resolving.borrowed(holder, ref.id());
-                    return reading;
-                }
-            } catch (IllegalStateException | StoreClosedException holderEnded) {
-                // killed meanwhile: another location, or a pull, or a lost argument
-            }
+        NodeRuntime holder = holderInProcess(ref, resolving.session);
+        if (holder == null) {
+            return null;
         }
-        return null;
+        try {
+            NodeStore.Reading reading = holder.store.open(ref.id());
+            if (reading != null) {
+                resolving.borrowed(holder, ref.id());
+            }
+            return reading;
+        } catch (IllegalStateException | StoreClosedException holderEnded) {
+            return null; // killed meanwhile: a pull from another location, or a lost argument
+        }
     }
 
     /** A node of this process that holds {@code ref}, where it is read in place; null if none does. */
