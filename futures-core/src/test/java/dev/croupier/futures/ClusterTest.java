@@ -119,6 +119,40 @@ class ClusterTest {
         }
     }
 
+    /**
+     * A ref dropped without {@code release} frees its object once it is collected, and only
+     * then: a held ref keeps its object through collections.
+     */
+    @Test
+    void aRefCollectedUnreleasedFreesItsObjectAndAHeldOneKeepsIt() throws InterruptedException {
+        try (Cluster c = TestClusters.start(2, spill)) {
+            ObjectRef<byte[]> held = c.task(() -> new byte[100_000]).remote();
+            ObjectRef<byte[]> released = c.task(() -> new byte[100_000]).remote();
+            dropUnreleased(c);
+            c.wait(List.of(held, released), 2, Duration.ofSeconds(30));
+            released.release();
+            released = null;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (c.objectCount() > 1 && System.nanoTime() < deadline) {
+                System.gc();
+                Thread.sleep(10);
+            }
+            assertEquals(1, c.objectCount(), "the dropped ref's object is freed once the ref is collected");
+            for (int i = 0; i < 5; i++) {
+                System.gc();
+                Thread.sleep(10);
+            }
+            assertEquals(1, c.objectCount(), "a held ref keeps its object");
+            assertEquals(100_000, held.get().length);
+        }
+    }
+
+    /** A ref made and waited for in a frame of its own, so that nothing holds it on return. */
+    private static void dropUnreleased(Cluster c) {
+        ObjectRef<byte[]> dropped = c.task(() -> new byte[100_000]).remote();
+        c.wait(List.of(dropped), 1, Duration.ofSeconds(30));
+    }
+
     @Test
     void taskOutputMemoryBecomesTheObjectWithoutACopyAndUnreturnedMemoryIsFreed() {
         try (Cluster c = TestClusters.small(2, spill).start()) {

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code cluster.task(...).remote().get()} holds the ref only on the stack of its own get: the
- * ref must stay reachable until get returns, or its Cleaner drops the last claim while the task
+ * ref must stay reachable until get returns, or its release drops the last claim while the task
  * runs and get waits for a value that is freed as it is made. Garbage collections run beside
  * the gets, so a missing reachability fence shows within a few hundred.
  */

@@ -38,7 +38,12 @@ final class OwnedObject {
     private long size;
     private CroupierException error;
     private List<Runnable> waiters;
-    private int handles;
+    /**
+     * The release of the entry's one ref handle (made with it) until it runs. Held here so
+     * that a handle collected unreleased finds its release enqueued: a phantom reference that
+     * is itself unreachable is never enqueued.
+     */
+    private OwnedRef.Release handle;
     private int taskUses;
     private long completionSeq;
 
@@ -257,17 +262,22 @@ final class OwnedObject {
     /** Marker for {@link #markReady}: the value was not wanted. */
     static final List<Runnable> REJECTED = List.of();
 
-    synchronized void addHandle() {
-        handles++;
+    synchronized void addHandle(OwnedRef.Release release) {
+        if (handle != null) {
+            throw new IllegalStateException(this + " has its handle already");
+        }
+        handle = release;
     }
 
     synchronized void addTaskUse() {
         taskUses++;
     }
 
-    /** Drops a ref handle; returns true if nothing needs the value any more. */
-    synchronized boolean dropHandle() {
-        handles--;
+    /** Drops the ref handle; returns true if nothing needs the value any more. */
+    synchronized boolean dropHandle(OwnedRef.Release release) {
+        if (handle == release) {
+            handle = null;
+        }
         return unneeded();
     }
 
@@ -278,7 +288,7 @@ final class OwnedObject {
     }
 
     synchronized boolean unneeded() {
-        return handles <= 0 && taskUses <= 0;
+        return handle == null && taskUses <= 0;
     }
 
     /**

@@ -35,7 +35,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
@@ -79,7 +78,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
     private final AtomicLong nextTask = new AtomicLong();
     private final AtomicLong nextAttempt = new AtomicLong();
     private final AtomicLong completionSeq = new AtomicLong();
-    private final ConcurrentHashMap<ObjectId, OwnedObject> table = new ConcurrentHashMap<>();
+    private final EntryTable table;
     private final CopyOnWriteArrayList<NodeLink> nodes = new CopyOnWriteArrayList<>();
     private final TaskStatsRecorder stats = new TaskStatsRecorder();
     /** Attempts dispatched again: after a node loss, a failed attempt, or a lost argument. */
@@ -163,6 +162,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         this.codecs = codecs;
         this.backend = backend;
         this.clusterTag = sessionTag;
+        this.table = new EntryTable(sessionTag, nextObject::get);
         this.smallObjectBytes = smallObjectBytes;
         this.placement = new Placement(nodes, smallObjectBytes);
         nodes.addAll(backend.start(this));
@@ -238,7 +238,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         List<ObjectRef<T>> refs = new ArrayList<>(numReturns);
         for (int i = 0; i < numReturns; i++) {
             outputs[i] = new OwnedObject(newObjectId(), spec, i);
-            table.put(outputs[i].id, outputs[i]);
+            table.put(outputs[i]);
             refs.add(new OwnedRef<>(this, outputs[i]));
         }
         spec.outputs = outputs;
@@ -314,25 +314,50 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         return out;
     }
 
+    /**
+     * The distinct entries among the arguments. Ref lists are mostly made in the order their
+     * refs were, so ids come increasing and hold no repeat; only lists that do not are checked
+     * for repeats with a map (an identity hash per entry was a sixth of a 100 TB merge's
+     * submission).
+     */
     private OwnedObject[] dependencies(Object[] args, String taskName) {
-        IdentityHashMap<OwnedObject, Boolean> deps = new IdentityHashMap<>(args.length == 1
-                && args[0] instanceof RefList<?> list ? list.refs().size() : args.length);
+        int n = 0;
+        for (Object arg : args) {
+            if (arg instanceof ObjectRef<?>) {
+                n++;
+            } else if (arg instanceof RefList<?> list) {
+                n += list.refs().size();
+            }
+        }
+        OwnedObject[] deps = new OwnedObject[n];
+        int i = 0;
         for (Object arg : args) {
             if (arg instanceof ObjectRef<?> ref) {
-                deps.put(entryOf(ref, taskName), Boolean.TRUE);
+                deps[i++] = entryOf(ref, taskName);
             } else if (arg instanceof RefList<?> list) {
                 for (ObjectRef<?> ref : list.refs()) {
-                    deps.put(entryOf(ref, taskName), Boolean.TRUE);
+                    deps[i++] = entryOf(ref, taskName);
                 }
             }
         }
-        return deps.keySet().toArray(new OwnedObject[0]);
+        boolean increasing = true;
+        for (int j = 1; j < n && increasing; j++) {
+            increasing = deps[j].id.low() > deps[j - 1].id.low();
+        }
+        if (increasing) {
+            return deps;
+        }
+        IdentityHashMap<OwnedObject, Boolean> distinct = new IdentityHashMap<>(n);
+        for (OwnedObject dep : deps) {
+            distinct.put(dep, Boolean.TRUE);
+        }
+        return distinct.size() == n ? deps : distinct.keySet().toArray(new OwnedObject[0]);
     }
 
     private OwnedObject entryOf(ObjectRef<?> ref, String taskName) {
         // unneeded() first: it is one entry's monitor, the table a lookup among millions
         if (!(ref instanceof OwnedRef<?> owned) || owned.owner() != this
-                || owned.entry.unneeded() && !table.containsKey(owned.entry.id)) {
+                || owned.entry.unneeded() && table.get(owned.entry.id) == null) {
             throw new CroupierException(ErrorCode.BAD_INPUT, "task '" + taskName + "': argument " + ref
                     + " does not belong to this cluster or was released");
         }
@@ -704,7 +729,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         if (!entry.markRebuilding()) {
             return;
         }
-        table.put(entry.id, entry);
+        table.put(entry);
         TaskSpec creator = entry.creator;
         if (creator == null) {
             Trampoline.runAll(entry.markFailed(new ObjectLostException(entry + " was on no live node; objects made by"
@@ -738,7 +763,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
             byte[] frame = new byte[(int) encoded.size()];
             encoded.writeTo(MemorySegment.ofArray(frame));
             OwnedObject entry = new OwnedObject(newObjectId(), null, 0);
-            table.put(entry.id, entry);
+            table.put(entry);
             OwnedRef<T> ref = new OwnedRef<>(this, entry);
             entry.markReadyInline(frame, completionSeq.incrementAndGet());
             return ref;
@@ -751,7 +776,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
             OwnedObject entry = new OwnedObject(newObjectId(), null, 0);
             try {
                 long size = backend.put(node, entry.id, encoded);
-                table.put(entry.id, entry);
+                table.put(entry);
                 OwnedRef<T> ref = new OwnedRef<>(this, entry);
                 entry.markReady(node, size, completionSeq.incrementAndGet());
                 return ref;
@@ -813,8 +838,8 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         }
     }
 
-    void dropHandle(OwnedObject entry) {
-        if (entry.dropHandle()) {
+    void dropHandle(OwnedObject entry, OwnedRef.Release release) {
+        if (entry.dropHandle(release)) {
             freeEntry(entry);
         }
     }
@@ -824,7 +849,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         if (copies == null) {
             return;
         }
-        table.remove(entry.id, entry);
+        table.remove(entry);
         for (NodeLink n : copies) {
             deleteQuietly(n, entry.id);
         }
@@ -942,12 +967,13 @@ public final class OwnerCluster implements Cluster, Backend.Events {
     @Override
     public long objectCount() {
         long n = 0;
-        for (OwnedObject e : table.values()) {
+        long[] available = {0};
+        table.forEach(e -> {
             if (e.isAvailable()) {
-                n++;
+                available[0]++;
             }
-        }
-        return n;
+        });
+        return available[0];
     }
 
     /** Objects the owner tracks: live ones and those whose tasks are still to run. */
@@ -979,9 +1005,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         }
         backend.close();
         CroupierException gone = new CroupierException(ErrorCode.CLOSED, "the cluster was closed");
-        for (OwnedObject e : table.values()) {
-            Trampoline.runAll(e.markFailed(gone, completionSeq.incrementAndGet()));
-        }
+        table.forEach(e -> Trampoline.runAll(e.markFailed(gone, completionSeq.incrementAndGet())));
         table.clear();
     }
 

@@ -4,9 +4,9 @@ import dev.croupier.futures.ClusterStats;
 import dev.croupier.objectstore.ObjectId;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.PriorityQueue;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -30,17 +30,71 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class SimulatedBackend implements Backend {
 
-    /** One node incarnation: its slots, its queue, and the ids of the objects it holds. */
+    /** One node incarnation: its slots, its queue, and the objects it holds. */
     private static final class SimNode {
         final NodeLink link;
         final ArrayDeque<Waiting> queued = new ArrayDeque<>();
-        final Set<ObjectId> held = ConcurrentHashMap.newKeySet();
+        final HeldIds held = new HeldIds();
         final AtomicLong tasksRun = new AtomicLong();
         int busySlots;
         boolean dead;
 
         SimNode(NodeLink link) {
             this.link = link;
+        }
+    }
+
+    /**
+     * The ids a simulated node holds, a bit per sequence number in pages of 4,096 (one owner's
+     * ids differ only in their sequence number, and a node holds a window of recent ones: a
+     * page's bits are dropped once it is empty, its slot in the directory stays), so
+     * that this bookkeeping, which runs on the driver's threads here, costs the driver about
+     * what queueing a command to a real node does. Thread-safe: guarded by its monitor.
+     */
+    private static final class HeldIds {
+        private static final int PAGE_BITS = 12;
+        /** By page number: 64 words of bits, then the page's count; null for an empty page. */
+        private long[][] pages = new long[16][];
+        private int count;
+
+        synchronized void add(ObjectId id) {
+            long seq = id.low();
+            int index = Math.toIntExact(seq >>> PAGE_BITS);
+            if (index >= pages.length) {
+                pages = Arrays.copyOf(pages, Math.max(index + 1, 2 * pages.length));
+            }
+            long[] page = pages[index];
+            if (page == null) {
+                page = pages[index] = new long[65];
+            }
+            int bit = (int) seq & ((1 << PAGE_BITS) - 1);
+            if ((page[bit >>> 6] & (1L << bit)) == 0) {
+                page[bit >>> 6] |= 1L << bit;
+                page[64]++;
+                count++;
+            }
+        }
+
+        synchronized void remove(ObjectId id) {
+            long index = id.low() >>> PAGE_BITS;
+            long[] page = index < pages.length ? pages[(int) index] : null;
+            int bit = (int) id.low() & ((1 << PAGE_BITS) - 1);
+            if (page != null && (page[bit >>> 6] & (1L << bit)) != 0) {
+                page[bit >>> 6] &= ~(1L << bit);
+                count--;
+                if (--page[64] == 0) {
+                    pages[(int) index] = null;
+                }
+            }
+        }
+
+        synchronized int size() {
+            return count;
+        }
+
+        synchronized void clear() {
+            Arrays.fill(pages, null);
+            count = 0;
         }
     }
 
