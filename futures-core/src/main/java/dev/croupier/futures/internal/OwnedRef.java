@@ -54,8 +54,9 @@ final class OwnedRef<T> implements ObjectRef<T> {
             return (T) cluster.getValue(entry, timeout, release);
         } finally {
             // Without this the handle may become unreachable while get waits (the JIT sees no
-            // later use of it), its release run on collection drop the last claim, and the value be freed before
-            // it is made: the get then waits forever. c.task(...).remote().get() is that case.
+            // later use of it), its release run on collection and drop the last claim, and the
+            // value be freed before it is made: the get then waits forever.
+            // c.task(...).remote().get() is that case.
             Reference.reachabilityFence(this);
         }
     }
