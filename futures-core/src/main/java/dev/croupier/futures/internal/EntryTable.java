@@ -66,7 +66,7 @@ final class EntryTable {
 
     /** Adds {@code entry} under its id; an entry already under that id must be the same one. */
     void put(OwnedObject entry) {
-        long seq = sequenceOf(entry.id);
+        long seq = sequenceOf(entry);
         long index = seq >>> PAGE_BITS;
         while (true) {
             Page page = page(index);
@@ -113,7 +113,7 @@ final class EntryTable {
 
     /** Removes {@code entry} if it is the one under its id. */
     void remove(OwnedObject entry) {
-        long seq = sequenceOf(entry.id);
+        long seq = sequenceOf(entry);
         Page page = page(seq >>> PAGE_BITS);
         if (page == null || !page.slots.compareAndSet(slot(seq), entry, null)) {
             return;
@@ -178,11 +178,11 @@ final class EntryTable {
         return issued.getAsLong() >= ((page.index + 1) << PAGE_BITS) - 1;
     }
 
-    private long sequenceOf(ObjectId id) {
-        if (id.high() != tag || id.low() <= 0) {
-            throw new IllegalArgumentException(id + " was not made by this owner");
+    private long sequenceOf(OwnedObject entry) {
+        if (entry.tag != tag || entry.seq <= 0) {
+            throw new IllegalArgumentException(entry + " was not made by this owner");
         }
-        return id.low();
+        return entry.seq;
     }
 
     private static int slot(long seq) {

@@ -3,7 +3,9 @@ package dev.croupier.futures.internal;
 import dev.croupier.futures.CroupierException;
 import dev.croupier.objectstore.ObjectId;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.function.Predicate;
 
 /**
  * The owner's record of one object: its state, where copies live, who still needs it, and
@@ -21,7 +23,10 @@ final class OwnedObject {
 
     enum State { PENDING, READY, FAILED, FREED }
 
-    final ObjectId id;
+    /** The high half of the object's id: the owner's session tag. */
+    final long tag;
+    /** The low half: the owner's sequence number, by which {@link EntryTable} keeps entries. */
+    final long seq;
     /** The task that makes this object, or null for {@code put}. */
     final TaskSpec creator;
     /** Which of the creator's return values this is. */
@@ -33,8 +38,14 @@ final class OwnedObject {
      * returned inline by a node process (as Ray's owner keeps small objects in process).
      */
     private byte[] inline;
-    /** NodeLink incarnations holding a copy; a dead incarnation's copy is gone. */
-    private final List<NodeLink> locations = new ArrayList<>(2);
+    /**
+     * NodeLink incarnations holding a copy; a dead incarnation's copy is gone. Replaced, never
+     * changed, so {@link #free} hands it out as it is: most objects have one copy, and an array
+     * of one is half the bytes of a list (the owner keeps millions of entries).
+     */
+    private NodeLink[] locations = NO_LINKS;
+
+    private static final NodeLink[] NO_LINKS = new NodeLink[0];
     private long size;
     private CroupierException error;
     private List<Runnable> waiters;
@@ -48,9 +59,18 @@ final class OwnedObject {
     private long completionSeq;
 
     OwnedObject(ObjectId id, TaskSpec creator, int returnIndex) {
-        this.id = id;
+        this.tag = id.high();
+        this.seq = id.low();
         this.creator = creator;
         this.returnIndex = returnIndex;
+    }
+
+    /**
+     * The object's id, made for each caller: the owner keeps millions of entries, and an id
+     * object in each was 36 of its bytes.
+     */
+    ObjectId id() {
+        return new ObjectId(tag, seq);
     }
 
     synchronized State state() {
@@ -106,32 +126,27 @@ final class OwnedObject {
 
     /** A live node holding a copy, preferring {@code preferred}; null if none. */
     synchronized NodeLink liveLocation(NodeLink preferred) {
-        NodeLink any = null;
-        for (int i = locations.size() - 1; i >= 0; i--) {
-            NodeLink n = locations.get(i);
-            if (!n.alive()) {
-                locations.remove(i);
-            } else if (n == preferred) {
+        forgetLocations(n -> !n.alive());
+        for (NodeLink n : locations) {
+            if (n == preferred) {
                 return n;
-            } else {
-                any = n;
             }
         }
-        return any;
+        return locations.length == 0 ? null : locations[0];
     }
 
     synchronized boolean isLocatedOn(NodeLink node) {
-        return locations.contains(node);
+        return indexOf(node) >= 0;
     }
 
     /** Forgets a copy the node turned out not to have. */
     synchronized void removeLocation(NodeLink node) {
-        locations.remove(node);
+        forgetLocations(n -> n == node);
     }
 
     /** Forgets the copies on nodes with these ids: a node looked there and found none. */
     synchronized void removeLocations(int[] nodeIds) {
-        locations.removeIf(n -> {
+        forgetLocations(n -> {
             for (int id : nodeIds) {
                 if (n.id == id) {
                     return true;
@@ -141,7 +156,45 @@ final class OwnedObject {
         });
     }
 
-    /** Snapshot of the live nodes holding a copy. */
+    /** Caller holds the monitor. */
+    private int indexOf(NodeLink node) {
+        for (int i = 0; i < locations.length; i++) {
+            if (locations[i] == node) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** Records a copy on {@code node} unless one is. Caller holds the monitor. */
+    private void locate(NodeLink node) {
+        if (indexOf(node) < 0) {
+            NodeLink[] more = Arrays.copyOf(locations, locations.length + 1);
+            more[locations.length] = node;
+            locations = more;
+        }
+    }
+
+    /** Drops the copies {@code gone} names (asked once per copy). Caller holds the monitor. */
+    private void forgetLocations(Predicate<NodeLink> gone) {
+        NodeLink[] kept = null;
+        int k = 0;
+        for (int i = 0; i < locations.length; i++) {
+            NodeLink n = locations[i];
+            if (gone.test(n)) {
+                if (kept == null) {
+                    kept = Arrays.copyOf(locations, locations.length - 1); // the first i are kept
+                    k = i;
+                }
+            } else if (kept != null) {
+                kept[k++] = n;
+            }
+        }
+        if (kept != null) {
+            locations = k == 0 ? NO_LINKS : k == kept.length ? kept : Arrays.copyOf(kept, k);
+        }
+    }
+
     /**
      * Adds the value's size to every node that holds a copy and takes new work: placement's
      * measure of locality, read under the entry's monitor without copying the locations.
@@ -157,14 +210,14 @@ final class OwnedObject {
     /** The entry as an attempt's argument: its frame if the owner holds it, else its live copies. */
     synchronized AttemptCall.Ref asArgument() {
         if (inline != null) {
-            return new AttemptCall.Ref(id, inline.length, NO_NODES, inline);
+            return new AttemptCall.Ref(id(), inline.length, NO_NODES, inline);
         }
-        locations.removeIf(n -> !n.alive());
-        int[] ids = new int[locations.size()];
+        forgetLocations(n -> !n.alive());
+        int[] ids = new int[locations.length];
         for (int i = 0; i < ids.length; i++) {
-            ids[i] = locations.get(i).id;
+            ids[i] = locations[i].id;
         }
-        return new AttemptCall.Ref(id, size, ids, null);
+        return new AttemptCall.Ref(id(), size, ids, null);
     }
 
     private static final int[] NO_NODES = new int[0];
@@ -177,9 +230,7 @@ final class OwnedObject {
         if (state == State.FREED) {
             return false;
         }
-        if (!locations.contains(node)) {
-            locations.add(node);
-        }
+        locate(node);
         return true;
     }
 
@@ -193,9 +244,7 @@ final class OwnedObject {
             return REJECTED;
         }
         size = bytes;
-        if (!locations.contains(node)) {
-            locations.add(node);
-        }
+        locate(node);
         if (state == State.READY) {
             return null;
         }
@@ -212,7 +261,7 @@ final class OwnedObject {
         state = State.FAILED;
         error = cause;
         completionSeq = seq;
-        locations.clear();
+        locations = NO_LINKS;
         return settle();
     }
 
@@ -295,12 +344,12 @@ final class OwnedObject {
      * Frees the entry if nothing needs it; returns the live copies to delete, or null if it
      * was needed after all (or already freed). Waiters of a pending entry are kept.
      */
-    synchronized List<NodeLink> free() {
+    synchronized NodeLink[] free() {
         if (!unneeded() || state == State.FREED) {
             return null;
         }
-        List<NodeLink> copies = List.copyOf(locations);
-        locations.clear();
+        NodeLink[] copies = locations;
+        locations = NO_LINKS;
         inline = null;
         if (state != State.FAILED) {
             state = State.FREED;
@@ -323,6 +372,6 @@ final class OwnedObject {
 
     @Override
     public String toString() {
-        return "object " + id + (creator == null ? " (put)" : " (return " + returnIndex + " of task '" + creator.name + "')");
+        return "object " + id() + (creator == null ? " (put)" : " (return " + returnIndex + " of task '" + creator.name + "')");
     }
 }

@@ -38,7 +38,7 @@ final class OwnedRef<T> implements ObjectRef<T> {
 
     @Override
     public ObjectId id() {
-        return entry.id;
+        return entry.id();
     }
 
     @Override
@@ -63,7 +63,7 @@ final class OwnedRef<T> implements ObjectRef<T> {
 
     private void checkNotReleased() {
         if (release.released) {
-            throw new IllegalStateException("ref to " + entry.id + " was released");
+            throw new IllegalStateException("ref to " + entry.id() + " was released");
         }
     }
 
@@ -114,7 +114,7 @@ final class OwnedRef<T> implements ObjectRef<T> {
 
     @Override
     public String toString() {
-        return "ObjectRef(" + entry.id + ")";
+        return "ObjectRef(" + entry.id() + ")";
     }
 
     /**
@@ -178,7 +178,7 @@ final class OwnedRef<T> implements ObjectRef<T> {
                 }
             }
             reading.close();
-            throw new IllegalStateException("ref to " + entry.id + " was released");
+            throw new IllegalStateException("ref to " + entry.id() + " was released");
         }
 
         @Override

@@ -342,7 +342,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         }
         boolean increasing = true;
         for (int j = 1; j < n && increasing; j++) {
-            increasing = deps[j].id.low() > deps[j - 1].id.low();
+            increasing = deps[j].seq > deps[j - 1].seq;
         }
         if (increasing) {
             return deps;
@@ -357,7 +357,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
     private OwnedObject entryOf(ObjectRef<?> ref, String taskName) {
         // unneeded() first: it is one entry's monitor, the table a lookup among millions
         if (!(ref instanceof OwnedRef<?> owned) || owned.owner() != this
-                || owned.entry.unneeded() && table.get(owned.entry.id) == null) {
+                || owned.entry.unneeded() && table.get(owned.entry.id()) == null) {
             throw new CroupierException(ErrorCode.BAD_INPUT, "task '" + taskName + "': argument " + ref
                     + " does not belong to this cluster or was released");
         }
@@ -465,7 +465,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         }
         ObjectId[] outputs = new ObjectId[spec.outputs.length];
         for (int i = 0; i < outputs.length; i++) {
-            outputs[i] = spec.outputs[i].id;
+            outputs[i] = spec.outputs[i].id();
         }
         return new AttemptCall(attempt.id, spec.name, spec.cpus, spec.function, args, outputs, spec.multiReturn,
                 spec.code);
@@ -621,7 +621,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
     private void discardOutputs(NodeLink node, OwnedObject[] outputs) {
         for (OwnedObject out : outputs) {
             if (!out.isLocatedOn(node)) {
-                deleteQuietly(node, out.id);
+                deleteQuietly(node, out.id());
             }
         }
     }
@@ -630,7 +630,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         TaskSpec spec = attempt.spec;
         OwnedObject lost = null;
         for (OwnedObject dep : spec.deps) {
-            if (dep.id.equals(lostId)) {
+            if (dep.id().equals(lostId)) {
                 lost = dep;
             }
         }
@@ -775,7 +775,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
             }
             OwnedObject entry = new OwnedObject(newObjectId(), null, 0);
             try {
-                long size = backend.put(node, entry.id, encoded);
+                long size = backend.put(node, entry.id(), encoded);
                 table.put(entry);
                 OwnedRef<T> ref = new OwnedRef<>(this, entry);
                 entry.markReady(node, size, completionSeq.incrementAndGet());
@@ -817,7 +817,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
                 }
                 NodeStore.Reading reading;
                 try {
-                    reading = backend.read(node, entry.id);
+                    reading = backend.read(node, entry.id());
                 } catch (IllegalStateException | StoreClosedException closed) {
                     continue; // the node died under us; its location is dead now
                 }
@@ -845,13 +845,13 @@ public final class OwnerCluster implements Cluster, Backend.Events {
     }
 
     private void freeEntry(OwnedObject entry) {
-        List<NodeLink> copies = entry.free();
+        NodeLink[] copies = entry.free();
         if (copies == null) {
             return;
         }
         table.remove(entry);
         for (NodeLink n : copies) {
-            deleteQuietly(n, entry.id);
+            deleteQuietly(n, entry.id());
         }
     }
 

@@ -78,9 +78,9 @@ class EntryTableProperties {
                 case NEW -> {
                     OwnedObject e = new OwnedObject(new ObjectId(TAG, issued.incrementAndGet()), null, 0);
                     table.put(e);
-                    live.put(e.id.low(), e);
+                    live.put(e.seq, e);
                     liveOrder.add(e);
-                    pagesPut.add(e.id.low() >>> EntryTable.PAGE_BITS);
+                    pagesPut.add(e.seq >>> EntryTable.PAGE_BITS);
                 }
                 case SKIP -> issued.addAndGet(op.arg());
                 case SKIP_PAGE -> issued.set(issued.get() | (EntryTable.PAGE_SIZE - 1));
@@ -88,7 +88,7 @@ class EntryTableProperties {
                     if (!liveOrder.isEmpty()) {
                         OwnedObject e = liveOrder.remove(op.arg() % liveOrder.size());
                         table.remove(e);
-                        live.remove(e.id.low());
+                        live.remove(e.seq);
                         removed.add(e);
                     }
                 }
@@ -96,7 +96,7 @@ class EntryTableProperties {
                     if (!removed.isEmpty()) {
                         OwnedObject e = removed.remove(op.arg() % removed.size());
                         table.put(e);
-                        live.put(e.id.low(), e);
+                        live.put(e.seq, e);
                         liveOrder.add(e);
                     }
                 }
@@ -182,7 +182,7 @@ class EntryTableProperties {
         int expected = 0;
         for (List<OwnedObject> mine : kept) {
             for (OwnedObject e : mine) {
-                assertSame(e, table.get(e.id), "lost " + e.id);
+                assertSame(e, table.get(e.id()), "lost " + e.id());
             }
             expected += mine.size();
         }
