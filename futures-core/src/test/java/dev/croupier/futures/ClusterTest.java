@@ -608,4 +608,30 @@ class ClusterTest {
             assertEquals(List.of(), left.toList());
         }
     }
+
+    /**
+     * Closing a cluster closes every node's store, the nodes side by side: no store folder is
+     * left in the memory folder, whether a node held objects, held none, or was killed before.
+     */
+    @Test
+    void closeLeavesNoNodesStoreBehind(@TempDir Path spill, @TempDir Path memory) throws Exception {
+        try (Cluster c = TestClusters.small(4, spill).memoryDirectory(memory).start()) {
+            List<ObjectRef<MemorySegment>> held = new ArrayList<>();
+            for (int node = 0; node < 3; node++) {
+                held.add(c.task(() -> {
+                    MemorySegment out = TaskOutput.allocate(1 << 20);
+                    out.fill((byte) 7);
+                    return out;
+                }).onNode(node, Affinity.HARD).remote());
+            }
+            c.get(held);
+            c.killNode(2);
+            try (Stream<Path> stores = Files.list(memory)) {
+                assertEquals(3, stores.count(), "the three living nodes' stores, before close");
+            }
+        }
+        try (Stream<Path> left = Files.list(memory)) {
+            assertEquals(List.of(), left.toList());
+        }
+    }
 }

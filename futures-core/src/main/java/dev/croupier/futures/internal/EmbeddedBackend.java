@@ -17,6 +17,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The node protocol inside one JVM: every node is a {@link NodeRuntime} with its own worker
@@ -252,9 +253,7 @@ final class EmbeddedBackend implements Backend {
 
     @Override
     public void close() {
-        for (Incarnation inc : byId) {
-            inc.runtime().kill();
-        }
+        killAll();
         // Tasks were interrupted; wait for them to return so that nothing a task does (a file it
         // writes, memory it touches) happens after close, where the caller cleans up after a
         // failed job. Bounded: a task that ignores interrupts must not hang close.
@@ -264,6 +263,46 @@ final class EmbeddedBackend implements Backend {
         }
         byLink.clear();
         spillRoot.close();
+    }
+
+    /**
+     * Kills every node at once, one thread each: most of a kill is its store giving its memory
+     * back to the kernel (unmapping and deleting a region file of populated pages, tens of
+     * milliseconds per few hundred MiB), which nodes' stores can do side by side. Rethrows
+     * the first failure once every node is done.
+     */
+    private void killAll() {
+        List<Thread> killers = new ArrayList<>(byId.size());
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        for (Incarnation inc : byId) {
+            killers.add(Thread.ofPlatform().name("croupier-kill-" + inc.link().id).start(() -> {
+                try {
+                    inc.runtime().kill();
+                } catch (RuntimeException | Error e) {
+                    failure.compareAndSet(null, e);
+                }
+            }));
+        }
+        boolean interrupted = false;
+        for (Thread killer : killers) {
+            while (true) {
+                try {
+                    killer.join();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        switch (failure.get()) {
+            case null -> { }
+            case RuntimeException e -> throw e;
+            case Error e -> throw e;
+            case Throwable t -> throw new IllegalStateException(t); // caught above as one of the two
+        }
     }
 
     /** A new random session tag. */
