@@ -2,9 +2,11 @@ package dev.croupier.futures;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.croupier.futures.internal.EventLoopThreads;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -94,6 +96,21 @@ class ProcessClusterTest {
             assertEquals(big[12345], back.get(ValueLayout.JAVA_BYTE, big.length + 12345L));
             assertEquals("ab", c.task((String a, String b) -> a + b, "a", "b").remote().get());
         }
+    }
+
+    /**
+     * Closing a driver's process cluster ends the event loop threads under its channels: a
+     * JVM that exits while a thread waits in {@code epoll_wait} waits 300 ms for it.
+     */
+    @Test
+    void closeEndsTheDriversEventLoopThreads() throws Exception {
+        List<Thread> loops;
+        try (Cluster c = processes(1).start()) {
+            assertEquals(3, c.task(() -> 3).remote().get());
+            loops = EventLoopThreads.live("croupier-driver-io");
+            assertFalse(loops.isEmpty(), "the driver's channels run on its own loops");
+        }
+        EventLoopThreads.assertEnded(loops);
     }
 
     @Test

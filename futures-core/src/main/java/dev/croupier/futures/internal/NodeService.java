@@ -105,6 +105,8 @@ public final class NodeService implements AutoCloseable {
             r -> Thread.ofPlatform().daemon().name("croupier-node-sender").unstarted(r));
     private final int smallObjectBytes;
     private final long storeBytes;
+    /** Under the server and the channels to other nodes; ended last by {@link #close}. */
+    private final EventLoops loops = new EventLoops("croupier-node-io");
 
     /**
      * Opens the store and starts serving.
@@ -154,7 +156,7 @@ public final class NodeService implements AutoCloseable {
         if (token != null) {
             guards.add(token.server(this::address)); // health answers without it: a probe carries none
         }
-        NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(bind, port))
+        NettyServerBuilder builder = loops.serve(NettyServerBuilder.forAddress(new InetSocketAddress(bind, port)))
                 .maxInboundMessageSize(MAX_INBOUND_BYTES)
                 .flowControlWindow(FLOW_CONTROL_WINDOW)
                 .addService(ServerInterceptors.intercept(new Control(), guards))
@@ -163,14 +165,20 @@ public final class NodeService implements AutoCloseable {
         if (tls != null && tls.serves()) {
             builder.sslContext(tls.server());
         }
-        this.server = builder.build().start();
+        try {
+            this.server = builder.build().start();
+        } catch (IOException | RuntimeException e) {
+            loops.close();
+            throw e;
+        }
         this.address = bind + ":" + server.getPort();
         try {
             StartupTap.storeOpening(address);
             this.runtime = new NodeRuntime(0, cpus, new NodeStore(store.build(), smallObjectBytes));
-            this.peers = new PeerChannels(token, tls);
+            this.peers = new PeerChannels(token, tls, loops);
         } catch (RuntimeException e) {
             server.shutdownNow();
+            loops.close();
             spillRoot.close();
             throw e;
         }
@@ -882,6 +890,7 @@ public final class NodeService implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         server.shutdownNow();
+        loops.close();
         spillRoot.close();
     }
 
@@ -912,7 +921,8 @@ public final class NodeService implements AutoCloseable {
         if (port < 1 || port > 65535) {
             throw new CroupierException(ErrorCode.BAD_INPUT, "NodeStatus.query: '" + hostPort + "' is not HOST:PORT");
         }
-        try (PeerChannels channels = new PeerChannels(CallToken.of(null), TlsFiles.fromEnvironment())) {
+        try (EventLoops loops = new EventLoops("croupier-status-io");
+             PeerChannels channels = new PeerChannels(CallToken.of(null), TlsFiles.fromEnvironment(), loops)) {
             StatsReply r = ControlGrpc.newBlockingStub(channels.channel(hostPort))
                     .withDeadlineAfter(STATUS_DEADLINE_MILLIS, TimeUnit.MILLISECONDS)
                     .stats(StatsRequest.getDefaultInstance());

@@ -39,17 +39,20 @@ final class PeerChannels implements AutoCloseable {
     /** How channels encrypt; null for plaintext. */
     private final io.grpc.netty.shaded.io.netty.handler.ssl.SslContext tls;
     private final SameHost sameHost = new SameHost();
+    /** Where the channels' connections run; its owner closes it after this. */
+    private final EventLoops loops;
 
-    PeerChannels(CallToken token, TlsFiles tls) {
+    PeerChannels(CallToken token, TlsFiles tls, EventLoops loops) {
         this.token = token;
         this.tls = tls == null ? null : tls.client();
+        this.loops = loops;
     }
 
     ManagedChannel channel(String address) {
         return channels.computeIfAbsent(address, a -> {
             int colon = a.lastIndexOf(':');
-            NettyChannelBuilder b = NettyChannelBuilder.forAddress(a.substring(0, colon),
-                    Integer.parseInt(a.substring(colon + 1)));
+            NettyChannelBuilder b = loops.connect(NettyChannelBuilder.forAddress(a.substring(0, colon),
+                    Integer.parseInt(a.substring(colon + 1))));
             if (token != null) {
                 b.intercept(token.client());
             }

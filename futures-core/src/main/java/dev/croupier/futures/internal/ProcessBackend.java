@@ -70,6 +70,8 @@ final class ProcessBackend implements Backend {
     private final int inlineBelow;
     private final NodeProcesses processes;
     private final PeerChannels channels;
+    /** Under the channels to the nodes; ended last by {@link #close}. */
+    private final EventLoops loops = new EventLoops("croupier-driver-io");
     /** Sends every node's queued commands; one thread, so messages to a node keep their order. */
     private final java.util.concurrent.ExecutorService sender = java.util.concurrent.Executors.newSingleThreadExecutor(
             r -> Thread.ofPlatform().daemon().name("croupier-driver-sender").unstarted(r));
@@ -116,7 +118,7 @@ final class ProcessBackend implements Backend {
                    long session, int inlineBelow, java.time.Duration heartbeatTimeout, CallToken token,
                    TlsFiles tls, NodeProcesses processes, Membership membership) {
         this.membership = membership;
-        this.channels = new PeerChannels(token, tls);
+        this.channels = new PeerChannels(token, tls, loops);
         this.heartbeatTimeoutNanos = heartbeatTimeout.toNanos();
         this.codecFrame = codecFrame;
         this.inlineBelow = inlineBelow;
@@ -674,5 +676,6 @@ final class ProcessBackend implements Backend {
             processes.close();
         }
         channels.close();
+        loops.close();
     }
 }

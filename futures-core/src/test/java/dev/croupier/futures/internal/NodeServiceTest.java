@@ -1,6 +1,7 @@
 package dev.croupier.futures.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -23,6 +24,7 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -42,17 +44,19 @@ class NodeServiceTest {
     @TempDir
     Path spill;
     private NodeService node;
+    private final EventLoops loops = new EventLoops("test-io");
     private PeerChannels channels;
 
     @BeforeEach
     void start() throws Exception {
         node = new NodeService("127.0.0.1", 0, 1, 32L << 20, 1024, null, spill, null, null, null, null);
-        channels = new PeerChannels(null, null);
+        channels = new PeerChannels(null, null, loops);
     }
 
     @AfterEach
     void stop() {
         channels.close();
+        loops.close();
         node.close();
     }
 
@@ -197,7 +201,7 @@ class NodeServiceTest {
         String before = System.getProperty(SameHost.PROPERTY);
         System.setProperty(SameHost.PROPERTY, "false");
         byte[] viaStream = new byte[size];
-        try (PeerChannels streamOnly = new PeerChannels(null, null)) {
+        try (PeerChannels streamOnly = new PeerChannels(null, null, loops)) {
             assertEquals(size, streamOnly.pull(node.address(), 0xCCCCL, id,
                     total -> java.lang.foreign.MemorySegment.ofArray(viaStream)));
         } finally {
@@ -226,7 +230,7 @@ class NodeServiceTest {
         try {
             for (String sameHost : new String[] {"true", "false"}) {
                 System.setProperty(SameHost.PROPERTY, sameHost);
-                try (PeerChannels puller = new PeerChannels(null, null)) {
+                try (PeerChannels puller = new PeerChannels(null, null, loops)) {
                     for (int i = 0; i < 6; i++) {
                         byte[] got = new byte[size];
                         assertEquals(size, puller.pull(node.address(), 0xDDDDL, new ObjectId(0xDDDDL, i),
@@ -395,5 +399,18 @@ class NodeServiceTest {
         }
         out.onCompleted();
         assertTrue(done.await(10, TimeUnit.SECONDS));
+    }
+
+    /**
+     * Closing a node ends the event loop threads under its server and its channels to other
+     * nodes: a JVM that exits while a thread waits in {@code epoll_wait} waits 300 ms for it.
+     */
+    @Test
+    void closeEndsTheNodesEventLoopThreads() throws Exception {
+        control().register(register(0xEEEEL, 600_000).build());
+        List<Thread> loops = EventLoopThreads.live("croupier-node-io");
+        assertFalse(loops.isEmpty(), "the node's server runs on its own loops");
+        node.close();
+        EventLoopThreads.assertEnded(loops);
     }
 }
