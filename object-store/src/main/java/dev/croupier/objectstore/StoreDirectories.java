@@ -77,18 +77,15 @@ final class StoreDirectories implements AutoCloseable {
                 throw new ObjectStoreException("store directory " + memoryDir + " is in use by another live store named '"
                         + storeName + "'; give each store on a machine its own name");
             }
-            memoryChannel = openLockChannel(memoryDir);
-            memoryLock = lock(storeName, memoryDir, memoryChannel);
+            Locked memory = lock(storeName, memoryDir);
+            memoryChannel = memory.channel();
+            memoryLock = memory.lock();
             FileChannel spillChannel = memoryChannel;
             FileLock spillLock = memoryLock;
             if (!memoryDir.toAbsolutePath().normalize().equals(spillDir.toAbsolutePath().normalize())) {
-                spillChannel = openLockChannel(spillDir);
-                try {
-                    spillLock = lock(storeName, spillDir, spillChannel);
-                } catch (RuntimeException e) {
-                    spillChannel.close();
-                    throw e;
-                }
+                Locked spill = lock(storeName, spillDir);
+                spillChannel = spill.channel();
+                spillLock = spill.lock();
             }
             deleteContents(memoryDir);
             deleteContents(spillDir);
@@ -152,11 +149,13 @@ final class StoreDirectories implements AutoCloseable {
                     }
                 }
                 deleteContents(memoryDir);
+                // Deleted under the lock: a store being created that locks the file after this
+                // release finds it gone and starts over (lock).
+                Files.deleteIfExists(lockFile);
+                Files.deleteIfExists(memoryDir);
             } finally {
                 lock.release();
             }
-            Files.deleteIfExists(lockFile);
-            Files.deleteIfExists(memoryDir);
             return true;
         } catch (IOException e) {
             return false; // gone meanwhile, or not ours to delete: leave it
@@ -206,23 +205,59 @@ final class StoreDirectories implements AutoCloseable {
         }
     }
 
-    private static FileChannel openLockChannel(Path dir) throws IOException {
-        Files.createDirectories(dir);
-        return FileChannel.open(dir.resolve(LOCK_FILE), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+    private static void sleepBriefly() throws IOException {
+        try {
+            Thread.sleep(20);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("interrupted while waiting for a store directory's lock");
+        }
     }
 
-    private static FileLock lock(String storeName, Path dir, FileChannel channel) throws IOException {
-        FileLock lock;
-        try {
-            lock = channel.tryLock();
-        } catch (OverlappingFileLockException e) {
-            lock = null;
+    /** A directory's lock file, open and locked. */
+    private record Locked(FileChannel channel, FileLock lock) {}
+
+    /** How long a store waits for a lock that another process's reclaim may be probing. */
+    private static final long PROBE_WAIT_MILLIS = 2_000;
+
+    /**
+     * Creates {@code dir} and its lock file and locks it. Another process's reclaim may lock the
+     * file between its creation and this lock, to probe whether its store is alive: this lock
+     * then waits (a probe holds it for milliseconds, a live store for its life), and if the
+     * probe took it for a dead store's and deleted it with the directory (before releasing its
+     * lock), the lock is on a file no longer there and the directory is made again.
+     */
+    private static Locked lock(String storeName, Path dir) throws IOException {
+        long deadline = System.nanoTime() + PROBE_WAIT_MILLIS * 1_000_000L;
+        while (true) {
+            Files.createDirectories(dir);
+            FileChannel channel = FileChannel.open(dir.resolve(LOCK_FILE), StandardOpenOption.CREATE,
+                    StandardOpenOption.WRITE);
+            FileLock lock;
+            boolean heldHere = false;
+            try {
+                lock = channel.tryLock();
+            } catch (OverlappingFileLockException e) {
+                lock = null;
+                heldHere = true;
+            } catch (IOException | RuntimeException e) {
+                channel.close();
+                throw e;
+            }
+            if (lock == null) {
+                channel.close();
+                if (!heldHere && System.nanoTime() < deadline) {
+                    sleepBriefly();
+                    continue;
+                }
+                throw new ObjectStoreException("store directory " + dir + " is in use by another live store named '"
+                        + storeName + "'; give each store on a machine its own name");
+            }
+            if (Files.exists(dir.resolve(LOCK_FILE), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                return new Locked(channel, lock);
+            }
+            channel.close();
         }
-        if (lock == null) {
-            throw new ObjectStoreException("store directory " + dir + " is in use by another live store named '"
-                    + storeName + "'; give each store on a machine its own name");
-        }
-        return lock;
     }
 
     /** Deletes everything in {@code dir} except the lock file, recursively. */

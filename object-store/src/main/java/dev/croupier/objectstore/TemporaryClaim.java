@@ -72,7 +72,16 @@ public final class TemporaryClaim implements AutoCloseable {
             Path held = lockFile.toAbsolutePath().normalize();
             HELD_HERE.add(held);
             try {
-                return new TemporaryClaim(parent, name, lockFile, channel, channel.lock());
+                FileLock lock = channel.lock();
+                // Another process's reclaim may have locked the file between its creation and this
+                // lock, taken it for a dead owner's and deleted it (before releasing its lock):
+                // then this lock is on a file no longer there, and the name starts over.
+                if (!Files.exists(lockFile, LinkOption.NOFOLLOW_LINKS)) {
+                    channel.close();
+                    HELD_HERE.remove(held);
+                    continue;
+                }
+                return new TemporaryClaim(parent, name, lockFile, channel, lock);
             } catch (IOException | RuntimeException e) {
                 channel.close();
                 Files.deleteIfExists(lockFile);
@@ -150,10 +159,12 @@ public final class TemporaryClaim implements AutoCloseable {
             }
             try {
                 deleteTemporaries(parent, name);
+                // Deleted under the lock: a claim being taken that locks the file after this
+                // release finds it gone and starts over (take).
+                Files.deleteIfExists(lockFile);
             } finally {
                 lock.release();
             }
-            Files.deleteIfExists(lockFile);
             return true;
         } catch (NoSuchFileException goneMeanwhile) {
             return false;

@@ -76,4 +76,32 @@ class CrashedStoreReclaimTest {
             return files.filter(Files::isRegularFile).count();
         }
     }
+
+    /**
+     * Processes opening and closing stores in one memory folder at once, each reclaiming dead
+     * stores as it opens: no store loses its directory to another's reclaim (a lock file,
+     * created and then locked, was once deleted in between).
+     */
+    @Test
+    void storesOpenedAtOnceByManyProcessesKeepTheirDirectories(@TempDir Path memory, @TempDir Path spill)
+            throws Exception {
+        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+        List<Process> churners = new ArrayList<>();
+        try {
+            for (int i = 0; i < 4; i++) {
+                churners.add(new ProcessBuilder(java.toString(), "--enable-native-access=ALL-UNNAMED", "-cp",
+                        System.getProperty("java.class.path"), StoreChurnMain.class.getName(), memory.toString(),
+                        spill.toString(), "150").redirectErrorStream(true).start());
+            }
+            for (Process p : churners) {
+                String said = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+                assertTrue(p.waitFor(100, TimeUnit.SECONDS), "a churner ran out of time");
+                assertEquals(0, p.exitValue(), said);
+            }
+        } finally {
+            for (Process p : churners) {
+                p.destroyForcibly();
+            }
+        }
+    }
 }
