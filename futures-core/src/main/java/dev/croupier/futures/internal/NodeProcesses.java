@@ -80,7 +80,10 @@ final class NodeProcesses implements AutoCloseable {
      * which describe the driver's run (a node records or reads its own, {@link #aheadOfTimeCache};
      * several nodes recording into the driver's one file would corrupt it), nor the quiet the
      * launcher asks of a recording run (a node's log keeps what its VM prints); native access, if
-     * granted to modules, is granted to the class path.
+     * granted to modules, is granted to the class path. A node runs the throughput collector
+     * unless the driver's flags choose one: its data lives in its store, and under G1 the kernels'
+     * arrays of a few MiB are humongous objects that start concurrent cycles on the task's cores
+     * (docs/benchmarks.md).
      */
     static List<String> nodeFlags(List<String> driverFlags) {
         List<String> out = new ArrayList<>(driverFlags.size());
@@ -106,6 +109,9 @@ final class NodeProcesses implements AutoCloseable {
                 continue;
             }
             out.add(flag);
+        }
+        if (out.stream().noneMatch(f -> f.matches("-XX:\\+Use\\w+GC"))) {
+            out.add("-XX:+UseParallelGC");
         }
         return out;
     }

@@ -21,7 +21,7 @@ class NodeProcessesFlagsTest {
                 "-Djdk.module.main=com.example", "-agentlib:jdwp=transport=dt_socket", "-Dapp.setting=1");
         assertEquals(List.of("-Xmx2g", "--add-opens=com.example/com.example=ALL-UNNAMED",
                         "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED",
-                        "-Dapp.setting=1"),
+                        "-Dapp.setting=1", "-XX:+UseParallelGC"),
                 NodeProcesses.nodeFlags(driver));
     }
 
@@ -34,7 +34,15 @@ class NodeProcessesFlagsTest {
         List<String> driver = List.of("-XX:AOTMode=record", "-XX:AOTConfiguration=/tmp/cli.conf",
                 "-XX:AOTCache=/tmp/cli.aot", "-XX:AOTCacheOutput=/tmp/out.aot", "-XX:SharedArchiveFile=/tmp/app.jsa",
                 "-XX:-DisplayVMOutput", "-Xlog:aot*=off,cds*=off", "-Xlog:gc", "-Xshare:auto");
-        assertEquals(List.of("-Xlog:gc", "-Xshare:auto"), NodeProcesses.nodeFlags(driver));
+        assertEquals(List.of("-Xlog:gc", "-Xshare:auto", "-XX:+UseParallelGC"), NodeProcesses.nodeFlags(driver));
+    }
+
+    /** Nodes run the throughput collector, or the one the driver's flags chose (the JVM refuses two). */
+    @Test
+    void nodesRunTheThroughputCollectorUnlessTheDriverChoseOne() {
+        assertEquals(List.of("-Xmx1g", "-XX:+UseParallelGC"), NodeProcesses.nodeFlags(List.of("-Xmx1g")));
+        assertEquals(List.of("-XX:+UseG1GC", "-Xmx1g"), NodeProcesses.nodeFlags(List.of("-XX:+UseG1GC", "-Xmx1g")));
+        assertEquals(List.of("-XX:+UseSerialGC"), NodeProcesses.nodeFlags(List.of("-XX:+UseSerialGC")));
     }
 
     @Test
