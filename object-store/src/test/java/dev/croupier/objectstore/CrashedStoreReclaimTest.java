@@ -85,23 +85,6 @@ class CrashedStoreReclaimTest {
     @Test
     void storesOpenedAtOnceByManyProcessesKeepTheirDirectories(@TempDir Path memory, @TempDir Path spill)
             throws Exception {
-        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        List<Process> churners = new ArrayList<>();
-        try {
-            for (int i = 0; i < 4; i++) {
-                churners.add(new ProcessBuilder(java.toString(), "--enable-native-access=ALL-UNNAMED", "-cp",
-                        System.getProperty("java.class.path"), StoreChurnMain.class.getName(), memory.toString(),
-                        spill.toString(), "150").redirectErrorStream(true).start());
-            }
-            for (Process p : churners) {
-                String said = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-                assertTrue(p.waitFor(100, TimeUnit.SECONDS), "a churner ran out of time");
-                assertEquals(0, p.exitValue(), said);
-            }
-        } finally {
-            for (Process p : churners) {
-                p.destroyForcibly();
-            }
-        }
+        ChurnProcesses.assertAllSucceed(4, StoreChurnMain.class, memory.toString(), spill.toString(), "150");
     }
 }

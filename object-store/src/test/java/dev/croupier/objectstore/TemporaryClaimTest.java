@@ -74,24 +74,7 @@ class TemporaryClaimTest {
      */
     @Test
     void claimsTakenAtOnceByManyProcessesKeepTheirFolders() throws Exception {
-        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        List<Process> churners = new ArrayList<>();
-        try {
-            for (int i = 0; i < 4; i++) {
-                churners.add(new ProcessBuilder(java.toString(), "-cp", System.getProperty("java.class.path"),
-                        ClaimChurnMain.class.getName(), dir.toString(), "croupier-churn-", "400")
-                        .redirectErrorStream(true).start());
-            }
-            for (Process p : churners) {
-                String said = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-                assertTrue(p.waitFor(100, TimeUnit.SECONDS), "a churner ran out of time");
-                assertEquals(0, p.exitValue(), said);
-            }
-        } finally {
-            for (Process p : churners) {
-                p.destroyForcibly();
-            }
-        }
+        ChurnProcesses.assertAllSucceed(4, ClaimChurnMain.class, dir.toString(), "croupier-churn-", "400");
     }
 
     private Process holder(List<Process> holders) throws Exception {
