@@ -127,39 +127,25 @@ final class StoreDirectories implements AutoCloseable {
 
     private static boolean reclaimIfDead(Path memoryDir) {
         Path lockFile = memoryDir.resolve(LOCK_FILE);
-        if (!Files.isRegularFile(lockFile, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+        if (!Files.isRegularFile(lockFile, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                || !TemporaryClaim.reclaimIfUnlocked(lockFile, () -> {
+                    Path pointer = memoryDir.resolve(SPILL_POINTER);
+                    if (Files.isRegularFile(pointer)) {
+                        Path spillDir = Path.of(Files.readString(pointer).trim());
+                        if (!spillDir.equals(memoryDir) && spillDir.getFileName().toString().startsWith(PREFIX)) {
+                            reclaimIfDead(spillDir);
+                        }
+                    }
+                    deleteContents(memoryDir);
+                })) {
             return false;
         }
-        try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.WRITE)) {
-            FileLock lock;
-            try {
-                lock = channel.tryLock();
-            } catch (OverlappingFileLockException ownedHere) {
-                return false;
-            }
-            if (lock == null) {
-                return false; // its store is alive
-            }
-            try {
-                Path pointer = memoryDir.resolve(SPILL_POINTER);
-                if (Files.isRegularFile(pointer)) {
-                    Path spillDir = Path.of(Files.readString(pointer).trim());
-                    if (!spillDir.equals(memoryDir) && spillDir.getFileName().toString().startsWith(PREFIX)) {
-                        reclaimIfDead(spillDir);
-                    }
-                }
-                deleteContents(memoryDir);
-                // Deleted under the lock: a store being created that locks the file after this
-                // release finds it gone and starts over (lock).
-                Files.deleteIfExists(lockFile);
-                Files.deleteIfExists(memoryDir);
-            } finally {
-                lock.release();
-            }
-            return true;
-        } catch (IOException e) {
-            return false; // gone meanwhile, or not ours to delete: leave it
+        try {
+            Files.deleteIfExists(memoryDir);
+        } catch (IOException notEmpty) {
+            // a new store of the same name made its lock file there meanwhile
         }
+        return true;
     }
 
     /** Returns the directory holding the mapped memory region file. */
@@ -221,18 +207,22 @@ final class StoreDirectories implements AutoCloseable {
     private static final long PROBE_WAIT_MILLIS = 2_000;
 
     /**
-     * Creates {@code dir} and its lock file and locks it. Another process's reclaim may lock the
-     * file between its creation and this lock, to probe whether its store is alive: this lock
-     * then waits (a probe holds it for milliseconds, a live store for its life), and if the
-     * probe took it for a dead store's and deleted it with the directory (before releasing its
-     * lock), the lock is on a file no longer there and the directory is made again.
+     * Creates {@code dir} and its lock file and locks it. Another process's reclaim
+     * ({@link TemporaryClaim#reclaimIfUnlocked}) may lock the file between its creation and this
+     * lock, to probe whether its store is alive: this lock then waits (a probe holds it for
+     * milliseconds, a live store for its life), and if the probe took it for a dead store's and
+     * deleted it, the lock is on a file no longer there and the directory is made again.
      */
     private static Locked lock(String storeName, Path dir) throws IOException {
         long deadline = System.nanoTime() + PROBE_WAIT_MILLIS * 1_000_000L;
         while (true) {
             Files.createDirectories(dir);
-            FileChannel channel = FileChannel.open(dir.resolve(LOCK_FILE), StandardOpenOption.CREATE,
-                    StandardOpenOption.WRITE);
+            FileChannel channel;
+            try {
+                channel = FileChannel.open(dir.resolve(LOCK_FILE), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            } catch (java.nio.file.NoSuchFileException reclaimedMeanwhile) {
+                continue; // a reclaim deleted the empty directory just made: make it again
+            }
             FileLock lock;
             boolean heldHere = false;
             try {

@@ -9,7 +9,6 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Comparator;
@@ -144,9 +143,25 @@ public final class TemporaryClaim implements AutoCloseable {
     }
 
     private static boolean reclaimIfDead(Path parent, String name, Path lockFile) {
-        if (HELD_HERE.contains(lockFile.toAbsolutePath().normalize())) {
-            return false;
-        }
+        return !HELD_HERE.contains(lockFile.toAbsolutePath().normalize())
+                && reclaimIfUnlocked(lockFile, () -> deleteTemporaries(parent, name));
+    }
+
+    /** What a reclaim deletes once it holds a dead owner's lock. */
+    @FunctionalInterface
+    interface Leftovers {
+        void delete() throws IOException;
+    }
+
+    /**
+     * The one probe of a lock file whose owner may be dead (a claim here, a store directory in
+     * {@link StoreDirectories}): if no process holds its lock (the OS drops a dead process's),
+     * deletes {@code leftovers}, then the lock file, both while holding the lock. An owner that
+     * created the file but locks it only after this probe's release so finds it gone and starts
+     * over; one that locked it first makes the probe fail. Returns whether it reclaimed: false
+     * when the owner lives, the file is gone, this JVM holds it, or it cannot be opened.
+     */
+    static boolean reclaimIfUnlocked(Path lockFile, Leftovers leftovers) {
         try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.WRITE)) {
             FileLock lock;
             try {
@@ -158,18 +173,14 @@ public final class TemporaryClaim implements AutoCloseable {
                 return false; // its owner is alive
             }
             try {
-                deleteTemporaries(parent, name);
-                // Deleted under the lock: a claim being taken that locks the file after this
-                // release finds it gone and starts over (take).
+                leftovers.delete();
                 Files.deleteIfExists(lockFile);
             } finally {
                 lock.release();
             }
             return true;
-        } catch (NoSuchFileException goneMeanwhile) {
-            return false;
         } catch (IOException e) {
-            return false; // not ours to delete: leave it
+            return false; // gone meanwhile, or not ours to delete: leave it
         }
     }
 

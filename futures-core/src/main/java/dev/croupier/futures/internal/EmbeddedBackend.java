@@ -15,9 +15,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The node protocol inside one JVM: every node is a {@link NodeRuntime} with its own worker
@@ -272,36 +274,21 @@ final class EmbeddedBackend implements Backend {
      * the first failure once every node is done.
      */
     private void killAll() {
-        List<Thread> killers = new ArrayList<>(byId.size());
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        for (Incarnation inc : byId) {
-            killers.add(Thread.ofPlatform().name("croupier-kill-" + inc.link().id).start(() -> {
-                try {
-                    inc.runtime().kill();
-                } catch (RuntimeException | Error e) {
-                    failure.compareAndSet(null, e);
-                }
-            }));
-        }
-        boolean interrupted = false;
-        for (Thread killer : killers) {
-            while (true) {
-                try {
-                    killer.join();
-                    break;
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
+        List<Future<?>> kills = new ArrayList<>(byId.size());
+        try (ExecutorService killers = Executors.newThreadPerTaskExecutor(
+                Thread.ofPlatform().name("croupier-kill-", 0).factory())) {
+            for (Incarnation inc : byId) {
+                kills.add(killers.submit(inc.runtime()::kill));
             }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-        switch (failure.get()) {
-            case null -> { }
-            case RuntimeException e -> throw e;
-            case Error e -> throw e;
-            case Throwable t -> throw new IllegalStateException(t); // caught above as one of the two
+        } // waits for every kill
+        for (Future<?> kill : kills) {
+            if (kill.state() == Future.State.FAILED) {
+                Throwable failure = kill.exceptionNow(); // a kill throws nothing checked
+                if (failure instanceof Error e) {
+                    throw e;
+                }
+                throw (RuntimeException) failure;
+            }
         }
     }
 
