@@ -158,30 +158,55 @@ public final class TemporaryClaim implements AutoCloseable {
      * {@link StoreDirectories}): if no process holds its lock (the OS drops a dead process's),
      * deletes {@code leftovers}, then the lock file, both while holding the lock. An owner that
      * created the file but locks it only after this probe's release so finds it gone and starts
-     * over; one that locked it first makes the probe fail. Returns whether it reclaimed: false
-     * when the owner lives, the file is gone, this JVM holds it, or it cannot be opened.
+     * over; one that locked it first makes the probe fail. The probe goes on only if the path
+     * names the same file before it is opened and once it is locked: an owner that gave up a
+     * file a probe had opened makes a new one under the same name (a store directory's is
+     * fixed), and a lock on the old one must not delete the new. Returns whether it
+     * reclaimed: false when the owner lives, the file is gone or replaced, this JVM holds it, or
+     * it cannot be opened.
      */
     static boolean reclaimIfUnlocked(Path lockFile, Leftovers leftovers) {
-        try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.WRITE)) {
-            FileLock lock;
-            try {
-                lock = channel.tryLock();
-            } catch (OverlappingFileLockException heldHere) {
-                return false;
+        try {
+            Object opened = fileKey(lockFile);
+            try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.WRITE)) {
+                return reclaimIfUnlocked(lockFile, opened, channel, leftovers);
             }
-            if (lock == null) {
-                return false; // its owner is alive
-            }
-            try {
-                leftovers.delete();
-                Files.deleteIfExists(lockFile);
-            } finally {
-                lock.release();
-            }
-            return true;
         } catch (IOException e) {
             return false; // gone meanwhile, or not ours to delete: leave it
         }
+    }
+
+    /**
+     * {@link #reclaimIfUnlocked(Path, Leftovers)} once {@code lockFile}, which was the file
+     * {@code opened} names, is open as {@code channel}.
+     */
+    static boolean reclaimIfUnlocked(Path lockFile, Object opened, FileChannel channel, Leftovers leftovers)
+            throws IOException {
+        FileLock lock;
+        try {
+            lock = channel.tryLock();
+        } catch (OverlappingFileLockException heldHere) {
+            return false;
+        }
+        if (lock == null) {
+            return false; // its owner is alive
+        }
+        try {
+            if (!java.util.Objects.equals(opened, fileKey(lockFile))) {
+                return false; // replaced since it was opened: the new file is not this lock's
+            }
+            leftovers.delete();
+            Files.deleteIfExists(lockFile);
+        } finally {
+            lock.release();
+        }
+        return true;
+    }
+
+    /** The identity of the file at {@code path} (its device and inode here), or null where the file system has none. */
+    private static Object fileKey(Path path) throws IOException {
+        return Files.readAttributes(path, java.nio.file.attribute.BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS)
+                .fileKey();
     }
 
     /** Deletes the claim's temporaries, then drops the claim; once. */

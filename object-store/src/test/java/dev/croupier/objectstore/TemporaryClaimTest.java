@@ -77,6 +77,30 @@ class TemporaryClaimTest {
         ChurnProcesses.assertAllSucceed(4, ClaimChurnMain.class, dir.toString(), "croupier-churn-", "400");
     }
 
+    /**
+     * A probe that opened an owner's lock file which the owner then gave up and made anew
+     * under the same name (a store directory's is fixed) deletes nothing: not the new file, not
+     * what it guards. A probe of a file not replaced reclaims it.
+     */
+    @Test
+    void aProbeOfALockFileReplacedSinceItWasOpenedDeletesNothing() throws Exception {
+        Path lock = dir.resolve("croupier-store-x.lock");
+        Files.createFile(lock);
+        Object key = Files.readAttributes(lock, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
+        List<String> deleted = new ArrayList<>();
+        try (java.nio.channels.FileChannel stale = java.nio.channels.FileChannel.open(lock,
+                java.nio.file.StandardOpenOption.WRITE)) {
+            Files.delete(lock);
+            Files.write(lock, new byte[] {1}); // the owner's new lock file
+            assertFalse(TemporaryClaim.reclaimIfUnlocked(lock, key, stale, () -> deleted.add("leftovers")));
+        }
+        assertEquals(List.of(), deleted);
+        assertTrue(Files.exists(lock), "the owner's new lock file stays");
+        assertTrue(TemporaryClaim.reclaimIfUnlocked(lock, () -> deleted.add("leftovers")));
+        assertEquals(List.of("leftovers"), deleted);
+        assertFalse(Files.exists(lock), "an unreplaced, unlocked lock file is reclaimed");
+    }
+
     private Process holder(List<Process> holders) throws Exception {
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
         Process p = new ProcessBuilder(java.toString(), "-cp", System.getProperty("java.class.path"),
