@@ -127,7 +127,12 @@ public final class NodeService implements AutoCloseable {
         this.smallObjectBytes = smallObjectBytes;
         this.storeBytes = storeBytes;
         Path base = spillDirectory != null ? spillDirectory : Path.of(System.getProperty("java.io.tmpdir"));
-        this.spillRoot = dev.croupier.objectstore.TemporaryClaim.folder(base, "croupier-node-");
+        try {
+            this.spillRoot = dev.croupier.objectstore.TemporaryClaim.folder(base, "croupier-node-");
+        } catch (IOException e) {
+            throw new CroupierException(ErrorCode.BAD_INPUT, "spill folder " + base
+                    + " cannot hold the node's files: " + e);
+        }
         ObjectStore.Builder store = ObjectStore.builder()
                 .name("node-" + ProcessHandle.current().pid() + "-" + Long.toUnsignedString(EmbeddedBackend.newTag(), 36))
                 .capacityBytes(storeBytes)

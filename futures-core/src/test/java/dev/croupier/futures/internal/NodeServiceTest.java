@@ -413,4 +413,14 @@ class NodeServiceTest {
         node.close();
         EventLoopThreads.assertEnded(loops);
     }
+
+    /** A spill folder that cannot hold the node's files is refused as bad input, naming the folder and why. */
+    @Test
+    void aSpillFolderThatCannotHoldFilesIsNamed() throws Exception {
+        Path notAFolder = java.nio.file.Files.createFile(spill.resolve("a-file"));
+        dev.croupier.futures.CroupierException e = assertThrows(dev.croupier.futures.CroupierException.class,
+                () -> new NodeService("127.0.0.1", 0, 1, 32L << 20, 1024, null, notAFolder, null, null, null, null));
+        assertEquals(dev.croupier.futures.ErrorCode.BAD_INPUT, e.code());
+        assertTrue(e.getMessage().startsWith("spill folder " + notAFolder + " cannot hold"), e.getMessage());
+    }
 }
