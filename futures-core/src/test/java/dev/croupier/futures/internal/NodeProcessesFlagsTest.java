@@ -1,6 +1,7 @@
 package dev.croupier.futures.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
 import java.util.List;
@@ -22,7 +23,7 @@ class NodeProcessesFlagsTest {
         assertEquals(List.of("-Xmx2g", "--add-opens=com.example/com.example=ALL-UNNAMED",
                         "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED",
                         "-Dapp.setting=1", "-XX:+UseParallelGC"),
-                NodeProcesses.nodeFlags(driver));
+                NodeProcesses.nodeFlags(driver, false));
     }
 
     /**
@@ -34,15 +35,30 @@ class NodeProcessesFlagsTest {
         List<String> driver = List.of("-XX:AOTMode=record", "-XX:AOTConfiguration=/tmp/cli.conf",
                 "-XX:AOTCache=/tmp/cli.aot", "-XX:AOTCacheOutput=/tmp/out.aot", "-XX:SharedArchiveFile=/tmp/app.jsa",
                 "-XX:-DisplayVMOutput", "-Xlog:aot*=off,cds*=off", "-Xlog:gc", "-Xshare:auto");
-        assertEquals(List.of("-Xlog:gc", "-Xshare:auto", "-XX:+UseParallelGC"), NodeProcesses.nodeFlags(driver));
+        assertEquals(List.of("-Xlog:gc", "-Xshare:auto", "-XX:+UseParallelGC"), NodeProcesses.nodeFlags(driver, false));
     }
 
     /** Nodes run the throughput collector, or the one the driver's flags chose (the JVM refuses two). */
     @Test
     void nodesRunTheThroughputCollectorUnlessTheDriverChoseOne() {
-        assertEquals(List.of("-Xmx1g", "-XX:+UseParallelGC"), NodeProcesses.nodeFlags(List.of("-Xmx1g")));
-        assertEquals(List.of("-XX:+UseG1GC", "-Xmx1g"), NodeProcesses.nodeFlags(List.of("-XX:+UseG1GC", "-Xmx1g")));
-        assertEquals(List.of("-XX:+UseSerialGC"), NodeProcesses.nodeFlags(List.of("-XX:+UseSerialGC")));
+        assertEquals(List.of("-Xmx1g", "-XX:+UseParallelGC"), NodeProcesses.nodeFlags(List.of("-Xmx1g"), false));
+        assertEquals(List.of("-XX:+UseG1GC", "-Xmx1g"), NodeProcesses.nodeFlags(List.of("-XX:+UseG1GC", "-Xmx1g"), false));
+        assertEquals(List.of("-XX:+UseSerialGC"), NodeProcesses.nodeFlags(List.of("-XX:+UseSerialGC"), false));
+    }
+
+    /**
+     * Where the run's JVMs outnumber the processors, nodes compile less, unless the driver's
+     * flags set the JIT's thresholds; with processors to spare they keep the JVM's defaults.
+     */
+    @Test
+    void nodesOfACrowdedMachineCompileLessUnlessTheDriverSetsTheThresholds() {
+        List<String> crowded = NodeProcesses.nodeFlags(List.of("-Xmx1g"), true);
+        assertEquals(List.of("-Xmx1g", "-XX:+UseParallelGC"), crowded.subList(0, 2));
+        assertEquals(NodeProcesses.FEWER_COMPILES, crowded.subList(2, crowded.size()));
+        assertTrue(NodeProcesses.FEWER_COMPILES.stream().allMatch(f -> f.startsWith("-XX:Tier")));
+        assertEquals(List.of("-XX:Tier4InvocationThreshold=9000", "-XX:+UseParallelGC"),
+                NodeProcesses.nodeFlags(List.of("-XX:Tier4InvocationThreshold=9000"), true));
+        assertEquals(List.of("-Xmx1g", "-XX:+UseParallelGC"), NodeProcesses.nodeFlags(List.of("-Xmx1g"), false));
     }
 
     @Test
