@@ -321,8 +321,12 @@ public final class NodeServer implements AutoCloseable {
                     throw e;
                 }
             } catch (IOException | UncheckedIOException e) {
-                throw new CroupierException(ErrorCode.UNAVAILABLE, "node: cannot serve on " + bind + ":" + port
-                        + ": " + e.getMessage(), e);
+                // Netty's bind failure says only "Failed to bind"; its cause says why (in use, not local)
+                String why = e.getMessage();
+                if (e.getCause() != null && e.getCause().getMessage() != null && !why.contains(e.getCause().getMessage())) {
+                    why += ": " + e.getCause().getMessage();
+                }
+                throw new CroupierException(ErrorCode.UNAVAILABLE, "cannot serve on " + bind + ":" + port + ": " + why, e);
             }
         }
 

@@ -582,6 +582,25 @@ class ClusterTest {
         }
     }
 
+    /**
+     * Folders the stores cannot use are the user's settings: refused as bad input naming the
+     * folder, not thrown as defects, and nothing is left behind.
+     */
+    @Test
+    void foldersTheStoresCannotUseAreNamedAsBadInput() throws Exception {
+        Path aFile = Files.createFile(spill.resolve("not-a-folder"));
+        CroupierException e = assertThrows(CroupierException.class,
+                () -> TestClusters.small(2, spill.resolve("spill")).memoryDirectory(aFile).start());
+        assertEquals(ErrorCode.BAD_INPUT, e.code());
+        assertTrue(e.getMessage().contains("memoryDirectory = " + aFile), e.getMessage());
+        try (Stream<Path> left = Files.list(spill.resolve("spill"))) {
+            assertEquals(List.of(), left.toList(), "the failed start's spill folder is removed");
+        }
+        e = assertThrows(CroupierException.class, () -> TestClusters.start(2, aFile));
+        assertEquals(ErrorCode.BAD_INPUT, e.code());
+        assertTrue(e.getMessage().startsWith("spill folder " + aFile + " cannot hold"), e.getMessage());
+    }
+
     @Test
     void builderNamesTheBadKnob() {
         CroupierException e = assertThrows(CroupierException.class, () -> Cluster.builder().nodes(0).start());

@@ -320,4 +320,20 @@ class ProcessClusterTest {
                     e.getMessage());
         }
     }
+
+    /**
+     * A node process that cannot start (here: its spill folder is a file) exits at once; the
+     * driver says so, with the node's own line naming the folder, instead of waiting for a
+     * node that will never be ready.
+     */
+    @Test
+    @Timeout(value = 50, unit = TimeUnit.SECONDS)
+    void aNodeProcessThatExitsBeforeItIsReadyIsNamedWithItsReason() throws IOException {
+        Path aFile = java.nio.file.Files.createFile(spill.resolve("not-a-folder"));
+        CroupierException e = assertThrows(CroupierException.class,
+                () -> Cluster.builder().processes(1).objectStoreBytes(32L << 20).spillDirectory(aFile).start());
+        assertTrue(e.getMessage().startsWith("node process 0 exited with status 1 before it was ready"),
+                e.getMessage());
+        assertTrue(e.getMessage().contains("spill folder " + aFile + " cannot hold"), e.getMessage());
+    }
 }

@@ -58,13 +58,7 @@ final class EmbeddedBackend implements Backend {
         this.codecs = codecs;
         this.serializing = config.serializing();
         this.clusterTag = clusterTag;
-        try {
-            Path base = config.spillDirectory() != null
-                    ? config.spillDirectory() : Path.of(System.getProperty("java.io.tmpdir"));
-            this.spillRoot = dev.croupier.objectstore.TemporaryClaim.folder(base, "croupier-cluster-");
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot create a spill folder under " + config.spillDirectory(), e);
-        }
+        this.spillRoot = NodeStore.claimSpillFolder(config.spillDirectory(), "croupier-cluster-");
     }
 
     @Override
@@ -102,7 +96,7 @@ final class EmbeddedBackend implements Backend {
             store.memoryDirectory(config.memoryDirectory());
         }
         NodeRuntime runtime = new NodeRuntime(id, config.cpusPerNode(),
-                new NodeStore(store.build(), config.smallObjectBytes()));
+                NodeStore.open(store, config.smallObjectBytes()));
         NodeLink link = new NodeLink(id, config.cpusPerNode(), name);
         NodeSession session = new NodeSession(clusterTag, id, serializing ? config.smallObjectBytes() : 0, codecs, (node, call, outcome) -> events.outcome(link,
                 serializing ? WireCodec.roundTrip(outcome, codecs) : outcome), peers);

@@ -28,6 +28,8 @@ final class NodeProcesses implements AutoCloseable {
 
     /** Longest a node may take from launch to its ready line. */
     private static final long START_SECONDS = 60;
+    /** Longest a node whose output ended before its ready line may take to exit. */
+    private static final long EXIT_SECONDS = 5;
 
     private final int cpus;
     /** Whether the run's JVMs (its nodes and the driver) outnumber this machine's processors. */
@@ -285,10 +287,19 @@ final class NodeProcesses implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         if (address[0] == null) {
+            // Its output ended (it is exiting: a bad setting, a crash) or the wait did.
+            String why = "did not become ready within " + START_SECONDS + " s";
+            try {
+                if (!reader.isAlive() && p.waitFor(EXIT_SECONDS, TimeUnit.SECONDS)) {
+                    why = "exited with status " + p.exitValue() + " before it was ready";
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
             p.destroyForcibly();
             keepLogs = true;
-            throw new CroupierException(ErrorCode.UNAVAILABLE, "node process " + id + " did not become ready within "
-                    + START_SECONDS + " s" + (p.isAlive() ? "" : " (it exited)") + "; its log: " + log + tail(log));
+            throw new CroupierException(ErrorCode.UNAVAILABLE, "node process " + id + " " + why + "; its log: " + log
+                    + tail(log));
         }
         // The node writes nothing more to its output; drain it anyway so it can never block.
         Thread.ofPlatform().daemon().name("croupier-node-" + id + "-stdout").start(() -> {

@@ -121,18 +121,12 @@ public final class NodeService implements AutoCloseable {
         TlsFiles peersTrust = TlsFiles.client(tlsAuthority);
         TlsFiles tls = new TlsFiles(tlsCertificate, tlsKey, peersTrust == null ? null : peersTrust.authority());
         if (token == null && !java.net.InetAddress.getByName(bind).isLoopbackAddress()) {
-            throw new CroupierException(ErrorCode.BAD_INPUT, "node: binding " + bind + ", which other hosts can"
+            throw new CroupierException(ErrorCode.BAD_INPUT, "binding " + bind + ", which other hosts can"
                     + " reach, needs a token: give --token-file FILE or set " + CallToken.ENVIRONMENT);
         }
         this.smallObjectBytes = smallObjectBytes;
         this.storeBytes = storeBytes;
-        Path base = spillDirectory != null ? spillDirectory : Path.of(System.getProperty("java.io.tmpdir"));
-        try {
-            this.spillRoot = dev.croupier.objectstore.TemporaryClaim.folder(base, "croupier-node-");
-        } catch (IOException e) {
-            throw new CroupierException(ErrorCode.BAD_INPUT, "spill folder " + base
-                    + " cannot hold the node's files: " + e);
-        }
+        this.spillRoot = NodeStore.claimSpillFolder(spillDirectory, "croupier-node-");
         ObjectStore.Builder store = ObjectStore.builder()
                 .name("node-" + ProcessHandle.current().pid() + "-" + Long.toUnsignedString(EmbeddedBackend.newTag(), 36))
                 .capacityBytes(storeBytes)
@@ -179,7 +173,7 @@ public final class NodeService implements AutoCloseable {
         this.address = bind + ":" + server.getPort();
         try {
             StartupTap.storeOpening(address);
-            this.runtime = new NodeRuntime(0, cpus, new NodeStore(store.build(), smallObjectBytes));
+            this.runtime = new NodeRuntime(0, cpus, NodeStore.open(store, smallObjectBytes));
             this.peers = new PeerChannels(token, tls, loops);
         } catch (RuntimeException e) {
             server.shutdownNow();

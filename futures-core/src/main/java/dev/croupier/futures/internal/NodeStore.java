@@ -1,5 +1,7 @@
 package dev.croupier.futures.internal;
 
+import dev.croupier.futures.CroupierException;
+import dev.croupier.futures.ErrorCode;
 import dev.croupier.objectstore.ObjectExistsException;
 import dev.croupier.objectstore.ObjectId;
 import dev.croupier.objectstore.ObjectLocation;
@@ -12,6 +14,7 @@ import dev.croupier.objectstore.StoreMetrics;
 import dev.croupier.objectstore.WritableObject;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
@@ -41,6 +44,33 @@ final class NodeStore implements AutoCloseable {
     NodeStore(ObjectStore store, int smallObjectBytes) {
         this.store = store;
         this.smallObjectBytes = smallObjectBytes;
+    }
+
+    /**
+     * Opens a node's store. A memory or spill folder the store cannot use is the user's
+     * setting, so it is refused as bad input naming the folder, not thrown as a defect.
+     */
+    static NodeStore open(ObjectStore.Builder store, int smallObjectBytes) {
+        try {
+            return new NodeStore(store.build(), smallObjectBytes);
+        } catch (IllegalArgumentException badFolder) {
+            throw new CroupierException(ErrorCode.BAD_INPUT, badFolder.getMessage(), badFolder);
+        }
+    }
+
+    /**
+     * Claims a folder under {@code spillDirectory} for the spill files of this process's stores
+     * ({@link dev.croupier.objectstore.TemporaryClaim}: what a killed process left there is
+     * reclaimed by the next). A folder that cannot hold them is refused as bad input, naming it.
+     */
+    static dev.croupier.objectstore.TemporaryClaim claimSpillFolder(Path spillDirectory, String prefix) {
+        Path base = spillDirectory != null ? spillDirectory : Path.of(System.getProperty("java.io.tmpdir"));
+        try {
+            return dev.croupier.objectstore.TemporaryClaim.folder(base, prefix);
+        } catch (IOException e) {
+            throw new CroupierException(ErrorCode.BAD_INPUT, "spill folder " + base
+                    + " cannot hold the stores' files: " + e, e);
+        }
     }
 
     /** An open view of a stored frame; close it to unpin. */

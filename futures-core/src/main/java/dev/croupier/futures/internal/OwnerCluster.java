@@ -122,7 +122,13 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         } else {
             backend = new EmbeddedBackend(config, codecs, tag);
         }
-        OwnerCluster owner = new OwnerCluster(codecs, backend, tag, config.smallObjectBytes());
+        OwnerCluster owner;
+        try {
+            owner = new OwnerCluster(codecs, backend, tag, config.smallObjectBytes());
+        } catch (RuntimeException | Error e) {
+            backend.close(); // the nodes that started, and the claim on the spill folder
+            throw e;
+        }
         if (config.metricsPort() >= 0) {
             try {
                 owner.metrics = MetricsEndpoint.driver("127.0.0.1", config.metricsPort(), owner::stats);
