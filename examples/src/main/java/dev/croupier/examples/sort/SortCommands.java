@@ -50,7 +50,12 @@ public final class SortCommands {
                 throw new UsageException("N = " + n + " is out of range");
             }
             long seed = o.longValue("seed", 0, Long.MIN_VALUE, Long.MAX_VALUE);
-            SortBenchmarkRecords.writeFile(Path.of(pos.get(1)), n, seed, Runtime.getRuntime().availableProcessors());
+            Path out = outputFile(pos.get(1));
+            try {
+                SortBenchmarkRecords.writeFile(out, n, seed, Runtime.getRuntime().availableProcessors());
+            } catch (IOException e) {
+                throw cannotWrite(out, e);
+            }
             return 0;
         }
     }
@@ -113,7 +118,7 @@ public final class SortCommands {
             if (!Files.isRegularFile(in)) {
                 throw new UsageException(in + " is not a readable file");
             }
-            SortRun.Outcome outcome = new SortRun(settings).sort(in, parts == null ? Path.of(pos.get(1)) : null,
+            SortRun.Outcome outcome = new SortRun(settings).sort(in, parts == null ? outputFile(pos.get(1)) : null,
                     parts == null ? null : Path.of(parts));
             report(settings, outcome, null, null);
             return 0;
@@ -242,6 +247,39 @@ public final class SortCommands {
 
     private static void printJson(Map<String, Object> report) throws IOException {
         System.out.println(new ObjectMapper().disable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(report));
+    }
+
+    /**
+     * The file a command writes, checked before any work: not a folder, in a folder that may be
+     * written (made if missing; the file appears there under a temporary name, then is renamed).
+     */
+    static Path outputFile(String name) throws IOException {
+        Path out = Path.of(name);
+        if (Files.isDirectory(out)) {
+            throw new UsageException(out + " is a folder; give the name of the file to write");
+        }
+        Path folder = out.toAbsolutePath().getParent();
+        try {
+            Files.createDirectories(folder);
+        } catch (IOException e) {
+            throw cannotWrite(out, e);
+        }
+        if (!Files.isWritable(folder)) {
+            throw new UsageException("cannot write " + out + ": its folder " + folder + " is not writable");
+        }
+        return out;
+    }
+
+    /** A failure to write {@code out}, naming it (the file system names the temporary file it failed on). */
+    static IOException cannotWrite(Path out, IOException e) {
+        String why = switch (e) {
+            case java.nio.file.NoSuchFileException f -> "no such file or folder";
+            case java.nio.file.AccessDeniedException f -> "permission denied";
+            case java.nio.file.FileAlreadyExistsException f -> f.getFile() + " is not a folder";
+            case java.nio.file.FileSystemException f when f.getReason() != null -> f.getReason();
+            default -> e.getMessage();
+        };
+        return new IOException("cannot write " + out + ": " + why, e);
     }
 
     private static Set<String> union(Set<String> a, Set<String> b) {

@@ -67,10 +67,21 @@ final class SortRun {
 
     Outcome sort(Path in, Path out, Path partsDir) throws IOException {
         Path dir = partsDir != null ? partsDir : out.toAbsolutePath().getParent();
-        Files.createDirectories(dir);
-        try (TemporaryClaim claim = TemporaryClaim.take(dir, CLAIM_PREFIX)) {
-            Path temp = partsDir != null ? Files.createDirectory(claim.path())
-                    : Files.createFile(dir.resolve(claim.name() + ".tmp"));
+        TemporaryClaim claim;
+        Path temp;
+        try {
+            Files.createDirectories(dir);
+            claim = TemporaryClaim.take(dir, CLAIM_PREFIX);
+        } catch (IOException e) {
+            throw SortCommands.cannotWrite(partsDir != null ? partsDir : out, e);
+        }
+        try (claim) {
+            try {
+                temp = partsDir != null ? Files.createDirectory(claim.path())
+                        : Files.createFile(dir.resolve(claim.name() + ".tmp"));
+            } catch (IOException e) {
+                throw SortCommands.cannotWrite(partsDir != null ? partsDir : out, e);
+            }
             return sort(in, out, partsDir, temp);
         }
     }

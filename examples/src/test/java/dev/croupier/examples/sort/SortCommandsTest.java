@@ -218,6 +218,31 @@ class SortCommandsTest {
         assertThrows(UsageException.class, () -> run(new SortCommands.Sort(), cluster(bad.toString(), "x", "--strategy", "fast")));
     }
 
+    /**
+     * An output that cannot be written is named before any work, as the user gave it, not by
+     * the temporary file the command would have written first.
+     */
+    @Test
+    void anOutputThatCannotBeWrittenIsNamedBeforeAnyWork() throws Exception {
+        Path in = dir.resolve("in");
+        assertEquals(0, run(new SortCommands.GenSort(), "100", in.toString()).code());
+        Path folder = Files.createDirectories(dir.resolve("a-folder"));
+        UsageException usage = assertThrows(UsageException.class,
+                () -> run(new SortCommands.Sort(), cluster(in.toString(), folder.toString())));
+        assertEquals(folder + " is a folder; give the name of the file to write", usage.getMessage());
+        usage = assertThrows(UsageException.class, () -> run(new SortCommands.GenSort(), "10", folder.toString()));
+        assertEquals(folder + " is a folder; give the name of the file to write", usage.getMessage());
+        Path underAFile = in.resolve("out");
+        Exception e = assertThrows(java.io.IOException.class,
+                () -> run(new SortCommands.Sort(), cluster(in.toString(), underAFile.toString())));
+        assertEquals("cannot write " + underAFile + ": " + in + " is not a folder", e.getMessage());
+        e = assertThrows(java.io.IOException.class, () -> run(new SortCommands.GenSort(), "10", underAFile.toString()));
+        assertEquals("cannot write " + underAFile + ": " + in + " is not a folder", e.getMessage());
+        try (Stream<Path> left = Files.list(dir)) {
+            assertEquals(List.of(folder, in), left.sorted().toList(), "nothing written beside them");
+        }
+    }
+
     @Test
     void theNextSortRemovesWhatAKilledSortLeftAndSparesALiveOne() throws Exception {
         Path in = dir.resolve("in");
