@@ -140,6 +140,7 @@ class ClusterOptionsTest {
             assertEquals(1, r.code(), r.err());
             assertEquals(1, r.errLines().size(), r.err());
             assertTrue(r.err().startsWith("croupier " + args[0] + ": node " + address + " cannot be reached"), r.err());
+            assertTrue(r.err().contains("Connection refused"), "the transport's reason: " + r.err());
         }
         assertTrue(Files.notExists(dir.resolve("sorted")), "no output without a cluster");
     }

@@ -893,10 +893,23 @@ public final class NodeService implements AutoCloseable {
         spillRoot.close();
     }
 
+    /**
+     * A node that did not answer, named with gRPC's status and the transport's reason under it
+     * (gRPC says "io exception"; its cause says "Connection refused").
+     */
     static CroupierException unreachable(String address, StatusRuntimeException e) {
-        return new CroupierException(ErrorCode.UNAVAILABLE, "node " + address + " cannot be reached: "
-                + e.getStatus().getCode() + (e.getStatus().getDescription() == null ? ""
-                : " (" + e.getStatus().getDescription() + ")"), e);
+        StringBuilder why = new StringBuilder().append(e.getStatus().getCode());
+        Throwable root = e.getStatus().getCause() != null ? e.getStatus().getCause() : e.getCause();
+        while (root != null && root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        String description = e.getStatus().getDescription();
+        String reason = root == null ? null : root.getMessage();
+        if (description != null || reason != null) {
+            why.append(" (").append(description == null ? reason : reason == null ? description
+                    : description + ": " + reason).append(')');
+        }
+        return new CroupierException(ErrorCode.UNAVAILABLE, "node " + address + " cannot be reached: " + why, e);
     }
 
     /** Deadline of a status query: long enough for a busy node, short enough for a person waiting. */
