@@ -135,6 +135,7 @@ class ClusterOptionsTest {
         Files.write(input, new byte[1000]);
         for (String[] args : List.of(new String[] {"demo", "--cluster", address},
                 new String[] {"sort", input.toString(), dir.resolve("sorted").toString(), "--cluster", address},
+                new String[] {"sort-benchmark", "--size", "10m", "--spill-dir", dir.toString(), "--cluster", address},
                 new String[] {"status", "--cluster", address})) {
             Run r = cli(args);
             assertEquals(1, r.code(), r.err());

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import dev.croupier.examples.CroupierCli;
 import dev.croupier.examples.Options;
 import dev.croupier.examples.UsageException;
+import dev.croupier.futures.Cluster;
 import dev.croupier.nvme.PageCacheProbe;
 import dev.croupier.shuffle.records.SortBenchmarkRecords;
 import dev.croupier.objectstore.TemporaryClaim;
@@ -118,7 +119,8 @@ public final class SortCommands {
             if (!Files.isRegularFile(in)) {
                 throw new UsageException(in + " is not a readable file");
             }
-            SortRun.Outcome outcome = new SortRun(settings).sort(in, parts == null ? outputFile(pos.get(1)) : null,
+            Path out = parts == null ? outputFile(pos.get(1)) : null;
+            SortRun.Outcome outcome = new SortRun(settings).sort(settings.cluster().start(), in, out,
                     parts == null ? null : Path.of(parts));
             report(settings, outcome, null, null);
             return 0;
@@ -164,7 +166,9 @@ public final class SortCommands {
             }
             Files.createDirectories(settings.cluster().spillDir());
             // Claimed: a run killed with kill -9 leaves gigabytes here, which the next run deletes.
-            try (TemporaryClaim claim = TemporaryClaim.folder(settings.cluster().spillDir(), "croupier-sort-benchmark-")) {
+            // The cluster first: one that cannot start is named before the input is written.
+            try (Cluster cluster = settings.cluster().start();
+                 TemporaryClaim claim = TemporaryClaim.folder(settings.cluster().spillDir(), "croupier-sort-benchmark-")) {
                 Path work = claim.path();
                 Path in = work.resolve("input");
                 Path out = work.resolve("output");
@@ -178,7 +182,7 @@ public final class SortCommands {
                 DiskBound bound = DiskBound.measure(work, Math.min(records * RECORD, 1L << 30));
                 System.err.printf(Locale.ROOT, "disk bound     write %.0f MB/s, read %.0f MB/s%n",
                         bound.writeBytesPerSecond() / 1e6, bound.readBytesPerSecond() / 1e6);
-                SortRun.Outcome outcome = new SortRun(settings).sort(in, out, null);
+                SortRun.Outcome outcome = new SortRun(settings).sort(cluster, in, out, null);
                 long t1 = System.nanoTime();
                 SortBenchmarkRecords.Validation input = SortBenchmarkRecords.validate(in);
                 SortBenchmarkRecords.Validation output = SortBenchmarkRecords.validate(out);

@@ -55,17 +55,25 @@ final class SortRun {
         this.settings = settings;
     }
 
-    /**
-     * Sorts {@code in} into {@code out}, or into one file per partition in {@code partsDir}.
-     * Reducers write under temporary names (a file next to {@code out}, or a hidden folder in
-     * {@code partsDir}) that the run claims ({@link TemporaryClaim}), after removing what killed runs
-     * left there. The cluster is closed, so every task has stopped, before the output is
-     * committed or, after a failure, removed: no reducer can write after the cleanup.
-     */
     /** The prefix of a sort run's claim on its temporary output, hidden in the output's folder. */
     static final String CLAIM_PREFIX = ".croupier-sort-";
 
-    Outcome sort(Path in, Path out, Path partsDir) throws IOException {
+    /**
+     * Sorts {@code in} into {@code out}, or into one file per partition in {@code partsDir}, on
+     * {@code cluster}, which the caller started (so a cluster that cannot start is named before
+     * any other work) and this run closes. Reducers write under temporary names (a file next to
+     * {@code out}, or a hidden folder in {@code partsDir}) that the run claims
+     * ({@link TemporaryClaim}), after removing what killed runs left there. The cluster is
+     * closed, so every task has stopped, before the output is committed or, after a failure,
+     * removed: no reducer can write after the cleanup.
+     */
+    Outcome sort(Cluster cluster, Path in, Path out, Path partsDir) throws IOException {
+        try (cluster) { // closed before the commit below; closing again is nothing
+            return sortOn(cluster, in, out, partsDir);
+        }
+    }
+
+    private Outcome sortOn(Cluster cluster, Path in, Path out, Path partsDir) throws IOException {
         Path dir = partsDir != null ? partsDir : out.toAbsolutePath().getParent();
         TemporaryClaim claim;
         Path temp;
@@ -82,16 +90,16 @@ final class SortRun {
             } catch (IOException e) {
                 throw SortCommands.cannotWrite(partsDir != null ? partsDir : out, e);
             }
-            return sort(in, out, partsDir, temp);
+            return sort(cluster, in, out, partsDir, temp);
         }
     }
 
-    private Outcome sort(Path in, Path out, Path partsDir, Path temp) throws IOException {
+    private Outcome sort(Cluster cluster, Path in, Path out, Path partsDir, Path temp) throws IOException {
         boolean committed = false;
         try {
             Outcome outcome;
             Map<String, Double> phases = new LinkedHashMap<>();
-            try (Cluster cluster = settings.cluster().start()) {
+            try (cluster) {
                 long start = System.nanoTime();
                 SortJob.Builder builder = SortJob.builder().inputFile(in).strategy(settings.strategy());
                 if (settings.mappers() > 0) {
