@@ -236,6 +236,12 @@ public final class OwnerCluster implements Cluster, Backend.Events {
             throw new CroupierException(ErrorCode.BAD_INPUT, "task '" + b.name + "' asks for " + b.cpus
                     + " cpus but a node has " + cpusPerNode);
         }
+        NodeLink pinned = b.affinity == Affinity.HARD && b.affinityNode >= 0 && b.affinityNode < nodes.size()
+                ? nodes.get(b.affinityNode) : null;
+        if (pinned != null && pinned.cpus < b.cpus) {
+            throw new CroupierException(ErrorCode.BAD_INPUT, "task '" + b.name + "' asks for " + b.cpus
+                    + " cpus but node " + b.affinityNode + " has " + pinned.cpus + " (hard affinity)");
+        }
         OwnedObject[] deps = dependencies(b.args, b.name);
         TaskSpec spec = new TaskSpec(nextTask.incrementAndGet(), b.name, function(b),
                 backend.encodes() ? CodeFingerprint.of((Serializable) b.function) : null,
@@ -423,6 +429,8 @@ public final class OwnerCluster implements Cluster, Backend.Events {
             if (node == null) {
                 String why = spec.affinity == Affinity.HARD && spec.affinityNode >= 0
                         ? "node " + spec.affinityNode + " (hard affinity) is not alive"
+                        : spec.cpus > 1 && placement.leastLoaded() != null
+                        ? "no live node has " + spec.cpus + " cpus"
                         : "no node is alive";
                 failSpec(spec, gen, TaskSpec.State.WAITING,
                         new TaskFailedException(spec.name, spec.affinityNode, spec + " cannot run: " + why, null));

@@ -26,13 +26,15 @@ final class Placement {
     /**
      * Placement: hard affinity, then soft affinity, then the node holding the most argument
      * bytes (only when that is at least one store-sized object: moving small values is cheaper
-     * than piling work onto one node), then the least loaded node.
+     * than piling work onto one node), then the least loaded node; always a node with the CPU
+     * slots the task asks for (nodes started by hand may have fewer), where it would otherwise
+     * wait in the node's queue forever. Null when there is none.
      */
     NodeLink place(TaskSpec spec) {
         if (spec.affinityNode >= 0) {
             NodeLink n = spec.affinityNode < nodes.size() ? nodes.get(spec.affinityNode) : null;
             // a draining node still takes what must run there; it may finish before it stops
-            if (n != null && (spec.affinity == Affinity.HARD ? n.alive() : n.placeable())) {
+            if (n != null && n.cpus >= spec.cpus && (spec.affinity == Affinity.HARD ? n.alive() : n.placeable())) {
                 return n;
             }
             if (spec.affinity == Affinity.HARD) {
@@ -47,6 +49,9 @@ final class Placement {
             NodeLink best = null;
             long bestBytes = Math.max(1, smallObjectBytes) - 1;
             for (Map.Entry<NodeLink, Long> e : bytes.entrySet()) {
+                if (e.getKey().cpus < spec.cpus) {
+                    continue;
+                }
                 if (e.getValue() > bestBytes || e.getValue() == bestBytes && best != null && e.getKey().load() < best.load()) {
                     best = e.getKey();
                     bestBytes = e.getValue();
@@ -56,17 +61,22 @@ final class Placement {
                 return best;
             }
         }
-        return leastLoaded();
+        return leastLoaded(spec.cpus);
     }
 
+    /** The least loaded node that takes work, or null. */
     NodeLink leastLoaded() {
+        return leastLoaded(1);
+    }
+
+    private NodeLink leastLoaded(int cpus) {
         int size = nodes.size();
         int start = Math.floorMod(roundRobin.getAndIncrement(), size);
         NodeLink best = null;
         double bestLoad = Double.MAX_VALUE;
         for (int i = 0; i < size; i++) {
             NodeLink n = nodes.get((start + i) % size);
-            if (n.placeable()) {
+            if (n.placeable() && n.cpus >= cpus) {
                 double load = n.load();
                 if (load < bestLoad) {
                     best = n;
