@@ -173,7 +173,8 @@ public interface Cluster extends AutoCloseable {
 
         /**
          * CPU slots of each node: how many tasks of one CPU it runs at once. Default: the
-         * machine's processors divided among the nodes, at least 1.
+         * machine's processors shared among the nodes, at least 1 each; where they do not divide
+         * evenly the first nodes have one more (6 processors over 4 nodes: 2, 2, 1, 1).
          */
         public Builder cpusPerNode(int cpus) {
             this.cpusPerNode = cpus;
@@ -325,16 +326,16 @@ public interface Cluster extends AutoCloseable {
                     && resolveEvery.compareTo(Duration.ofMinutes(10)) <= 0,
                     "resolveEvery", resolveEvery, "100 ms..10 min");
             int perMachine = processes > 0 ? processes : nodes;
-            int cpus = cpusPerNode == 0
-                    ? Math.max(1, Runtime.getRuntime().availableProcessors() / perMachine)
-                    : cpusPerNode;
-            check(cpus >= 1 && cpus <= 4096, "cpusPerNode", cpusPerNode, "1..4096");
+            int[] shared = cpusPerNode == 0
+                    ? ClusterConfig.shareProcessors(Runtime.getRuntime().availableProcessors(), perMachine)
+                    : new int[] {cpusPerNode, 0};
+            check(shared[0] >= 1 && shared[0] <= 4096, "cpusPerNode", cpusPerNode, "1..4096");
             long storeBytes = objectStoreBytes == 0 && addresses.isEmpty()
                     ? DefaultStoreSize.forNodes(perMachine).bytesPerNode() : objectStoreBytes;
             check(storeBytes >= 1 << 20 || !addresses.isEmpty(), "objectStoreBytes", objectStoreBytes, ">= 1 MiB");
             check(smallObjectBytes >= 0 && smallObjectBytes <= 16 << 20,
                     "smallObjectBytes", smallObjectBytes, "0..16 MiB");
-            return new ClusterConfig(nodes, cpus, storeBytes, smallObjectBytes,
+            return new ClusterConfig(nodes, shared[0], shared[1], storeBytes, smallObjectBytes,
                     memoryDirectory, spillDirectory, List.copyOf(serializableAllowList),
                     java.util.Collections.unmodifiableMap(new LinkedHashMap<>(codecs)), serializing,
                     dev.croupier.futures.internal.NodeAddresses.names(addresses), processes, heartbeatTimeout, tokenFile,

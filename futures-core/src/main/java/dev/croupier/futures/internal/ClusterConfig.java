@@ -8,6 +8,9 @@ import java.util.Map;
 /**
  * The checked settings of an embedded cluster, made by {@code Cluster.Builder}. Immutable.
  *
+ * @param cpusPerNode CPU slots of every node, or of the last ones when they are shared out
+ *     ({@link #cpusOf})
+ * @param cpusLeftOver how many of the first nodes have one slot more ({@link #shareProcessors})
  * @param memoryDirectory null for the object store's default
  * @param spillDirectory null for the object store's default
  * @param codecs in registration order, which numbers them the same on the driver and the nodes
@@ -25,6 +28,7 @@ import java.util.Map;
 public record ClusterConfig(
         int nodes,
         int cpusPerNode,
+        int cpusLeftOver,
         long objectStoreBytes,
         int smallObjectBytes,
         Path memoryDirectory,
@@ -43,8 +47,29 @@ public record ClusterConfig(
 
     /** This configuration with another resolver of the names: a seam for tests of membership. */
     public ClusterConfig withResolver(java.util.function.UnaryOperator<List<String>> other) {
-        return new ClusterConfig(nodes, cpusPerNode, objectStoreBytes, smallObjectBytes, memoryDirectory,
+        return new ClusterConfig(nodes, cpusPerNode, cpusLeftOver, objectStoreBytes, smallObjectBytes, memoryDirectory,
                 spillDirectory, serializableAllowList, codecs, serializing, addresses, processes, heartbeatTimeout,
                 tokenFile, tlsAuthority, resolveEvery, other, metricsPort);
+    }
+
+    /** This configuration with other CPU slots per node: a seam for tests of uneven nodes. */
+    public ClusterConfig withCpus(int each, int leftOver) {
+        return new ClusterConfig(nodes, each, leftOver, objectStoreBytes, smallObjectBytes, memoryDirectory,
+                spillDirectory, serializableAllowList, codecs, serializing, addresses, processes, heartbeatTimeout,
+                tokenFile, tlsAuthority, resolveEvery, resolver, metricsPort);
+    }
+
+    /** The CPU slots of node {@code node}. */
+    public int cpusOf(int node) {
+        return cpusPerNode + (node < cpusLeftOver ? 1 : 0);
+    }
+
+    /**
+     * The CPU slots of {@code nodes} nodes that share {@code processors} when none are given:
+     * {@code {each, leftOver}}, where every node has {@code each} (at least 1) and the first
+     * {@code leftOver} one more, so every processor has a slot (6 over 4 nodes: 2, 2, 1, 1).
+     */
+    public static int[] shareProcessors(int processors, int nodes) {
+        return processors <= nodes ? new int[] {1, 0} : new int[] {processors / nodes, processors % nodes};
     }
 }

@@ -95,9 +95,9 @@ final class EmbeddedBackend implements Backend {
         if (config.memoryDirectory() != null) {
             store.memoryDirectory(config.memoryDirectory());
         }
-        NodeRuntime runtime = new NodeRuntime(id, config.cpusPerNode(),
+        NodeRuntime runtime = new NodeRuntime(id, config.cpusOf(id),
                 NodeStore.open(store, config.smallObjectBytes()));
-        NodeLink link = new NodeLink(id, config.cpusPerNode(), name);
+        NodeLink link = new NodeLink(id, config.cpusOf(id), name);
         NodeSession session = new NodeSession(clusterTag, id, serializing ? config.smallObjectBytes() : 0, codecs, (node, call, outcome) -> events.outcome(link,
                 serializing ? WireCodec.roundTrip(outcome, codecs) : outcome), peers);
         Incarnation incarnation = new Incarnation(link, runtime, session);

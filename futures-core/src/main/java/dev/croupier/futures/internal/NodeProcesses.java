@@ -31,7 +31,8 @@ final class NodeProcesses implements AutoCloseable {
     /** Longest a node whose output ended before its ready line may take to exit. */
     private static final long EXIT_SECONDS = 5;
 
-    private final int cpus;
+    /** Each node's CPU slots, by node id. */
+    private final java.util.function.IntUnaryOperator cpus;
     /** Whether the run's JVMs (its nodes and the driver) outnumber this machine's processors. */
     private final boolean crowded;
     private final long storeBytes;
@@ -46,7 +47,8 @@ final class NodeProcesses implements AutoCloseable {
     /** Set when a node failed to start: its log, which the error names, outlives close. */
     private volatile boolean keepLogs;
 
-    NodeProcesses(int nodes, int cpus, long storeBytes, Path memoryDirectory, Path spillDirectory, Path tokenFile) {
+    NodeProcesses(int nodes, java.util.function.IntUnaryOperator cpus, long storeBytes, Path memoryDirectory,
+                  Path spillDirectory, Path tokenFile) {
         this.tokenFile = tokenFile;
         this.cpus = cpus;
         this.crowded = nodes + 1 > Runtime.getRuntime().availableProcessors();
@@ -159,7 +161,7 @@ final class NodeProcesses implements AutoCloseable {
         command.add("-cp");
         command.add(classPath);
         command.add("dev.croupier.futures.NodeServer");
-        command.addAll(List.of("--port", "0", "--cpus", Integer.toString(cpus),
+        command.addAll(List.of("--port", "0", "--cpus", Integer.toString(cpus.applyAsInt(id)),
                 "--store-memory", Long.toString(storeBytes),
                 "--parent", Long.toString(ProcessHandle.current().pid()),
                 // it serves this driver only, which stops it when it needs it no more

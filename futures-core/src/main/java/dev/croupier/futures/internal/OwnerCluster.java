@@ -103,7 +103,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
             NodeProcesses processes = null;
             List<String> addresses = config.processes() > 0 ? List.of() : config.resolver().apply(config.addresses());
             if (config.processes() > 0) {
-                processes = new NodeProcesses(config.processes(), config.cpusPerNode(), config.objectStoreBytes(),
+                processes = new NodeProcesses(config.processes(), config::cpusOf, config.objectStoreBytes(),
                         config.memoryDirectory(), config.spillDirectory(), config.tokenFile());
                 List<String> started;
                 try {
