@@ -323,10 +323,12 @@ public final class NodeServer implements AutoCloseable {
             } catch (IOException | UncheckedIOException e) {
                 // Netty's bind failure says only "Failed to bind"; its cause says why (in use, not local)
                 String why = e.getMessage();
-                if (e.getCause() != null && e.getCause().getMessage() != null && !why.contains(e.getCause().getMessage())) {
-                    why += ": " + e.getCause().getMessage();
+                String cause = e.getCause() == null ? null : e.getCause().getMessage();
+                if (cause != null && !why.contains(cause)) {
+                    why += ": " + cause;
                 }
-                throw new CroupierException(ErrorCode.UNAVAILABLE, "cannot serve on " + bind + ":" + port + ": " + why, e);
+                throw new CroupierException(ErrorCode.UNAVAILABLE, "cannot serve on " + bind + ":" + port + ": " + why,
+                        e);
             }
         }
 

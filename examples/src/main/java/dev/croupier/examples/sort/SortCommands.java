@@ -168,7 +168,8 @@ public final class SortCommands {
             // Claimed: a run killed with kill -9 leaves gigabytes here, which the next run deletes.
             // The cluster first: one that cannot start is named before the input is written.
             try (Cluster cluster = settings.cluster().start();
-                 TemporaryClaim claim = TemporaryClaim.folder(settings.cluster().spillDir(), "croupier-sort-benchmark-")) {
+                 TemporaryClaim claim = TemporaryClaim.folder(settings.cluster().spillDir(),
+                         "croupier-sort-benchmark-")) {
                 Path work = claim.path();
                 Path in = work.resolve("input");
                 Path out = work.resolve("output");

@@ -47,9 +47,9 @@ public record ClusterConfig(
 
     /** This configuration with another resolver of the names: a seam for tests of membership. */
     public ClusterConfig withResolver(java.util.function.UnaryOperator<List<String>> other) {
-        return new ClusterConfig(nodes, cpusPerNode, cpusLeftOver, objectStoreBytes, smallObjectBytes, memoryDirectory,
-                spillDirectory, serializableAllowList, codecs, serializing, addresses, processes, heartbeatTimeout,
-                tokenFile, tlsAuthority, resolveEvery, other, metricsPort);
+        return new ClusterConfig(nodes, cpusPerNode, cpusLeftOver, objectStoreBytes, smallObjectBytes,
+                memoryDirectory, spillDirectory, serializableAllowList, codecs, serializing, addresses, processes,
+                heartbeatTimeout, tokenFile, tlsAuthority, resolveEvery, other, metricsPort);
     }
 
     /** This configuration with other CPU slots per node: a seam for tests of uneven nodes. */

@@ -42,7 +42,8 @@ class NodeProcessesFlagsTest {
     @Test
     void nodesRunTheThroughputCollectorUnlessTheDriverChoseOne() {
         assertEquals(List.of("-Xmx1g", "-XX:+UseParallelGC"), NodeProcesses.nodeFlags(List.of("-Xmx1g"), false));
-        assertEquals(List.of("-XX:+UseG1GC", "-Xmx1g"), NodeProcesses.nodeFlags(List.of("-XX:+UseG1GC", "-Xmx1g"), false));
+        assertEquals(List.of("-XX:+UseG1GC", "-Xmx1g"),
+                NodeProcesses.nodeFlags(List.of("-XX:+UseG1GC", "-Xmx1g"), false));
         assertEquals(List.of("-XX:+UseSerialGC"), NodeProcesses.nodeFlags(List.of("-XX:+UseSerialGC"), false));
     }
 
