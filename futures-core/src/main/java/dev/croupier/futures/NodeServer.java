@@ -322,13 +322,8 @@ public final class NodeServer implements AutoCloseable {
                 }
             } catch (IOException | UncheckedIOException e) {
                 // Netty's bind failure says only "Failed to bind"; its cause says why (in use, not local)
-                String why = e.getMessage();
-                String cause = e.getCause() == null ? null : e.getCause().getMessage();
-                if (cause != null && !why.contains(cause)) {
-                    why += ": " + cause;
-                }
-                throw new CroupierException(ErrorCode.UNAVAILABLE, "cannot serve on " + bind + ":" + port + ": " + why,
-                        e);
+                throw new CroupierException(ErrorCode.UNAVAILABLE, "cannot serve on " + bind + ":" + port + ": "
+                        + NodeService.withReason(e.getMessage(), e.getCause()), e);
             }
         }
 

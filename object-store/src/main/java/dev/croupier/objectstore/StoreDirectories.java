@@ -243,7 +243,7 @@ final class StoreDirectories implements AutoCloseable {
                 throw new ObjectStoreException("store directory " + dir + " is in use by another live store named '"
                         + storeName + "'; give each store on a machine its own name");
             }
-            if (Files.exists(dir.resolve(LOCK_FILE), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            if (TemporaryClaim.lockedFileStillThere(dir.resolve(LOCK_FILE))) {
                 return new Locked(channel, lock);
             }
             channel.close();

@@ -72,10 +72,7 @@ public final class TemporaryClaim implements AutoCloseable {
             HELD_HERE.add(held);
             try {
                 FileLock lock = channel.lock();
-                // Another process's reclaim may have locked the file between its creation and this
-                // lock, taken it for a dead owner's and deleted it (before releasing its lock):
-                // then this lock is on a file no longer there, and the name starts over.
-                if (!Files.exists(lockFile, LinkOption.NOFOLLOW_LINKS)) {
+                if (!lockedFileStillThere(lockFile)) {
                     channel.close();
                     HELD_HERE.remove(held);
                     continue;
@@ -145,6 +142,17 @@ public final class TemporaryClaim implements AutoCloseable {
     private static boolean reclaimIfDead(Path parent, String name, Path lockFile) {
         return !HELD_HERE.contains(lockFile.toAbsolutePath().normalize())
                 && reclaimIfUnlocked(lockFile, () -> deleteTemporaries(parent, name));
+    }
+
+    /**
+     * Whether the lock file an owner just created and locked is still there. Another process's
+     * reclaim ({@link #reclaimIfUnlocked}) may lock a fresh file between its creation and its
+     * owner's lock, take it for a dead owner's and delete it before releasing: the owner's lock
+     * is then on a file no longer there, and the owner must start over. One check for claims and
+     * store directories alike.
+     */
+    static boolean lockedFileStillThere(Path lockFile) {
+        return Files.exists(lockFile, LinkOption.NOFOLLOW_LINKS);
     }
 
     /** What a reclaim deletes once it holds a dead owner's lock. */

@@ -898,18 +898,27 @@ public final class NodeService implements AutoCloseable {
      * (gRPC says "io exception"; its cause says "Connection refused").
      */
     static CroupierException unreachable(String address, StatusRuntimeException e) {
-        StringBuilder why = new StringBuilder().append(e.getStatus().getCode());
-        Throwable root = e.getStatus().getCause() != null ? e.getStatus().getCause() : e.getCause();
+        String description = e.getStatus().getDescription();
+        String why = withReason(description, e.getStatus().getCause() != null ? e.getStatus().getCause() : e.getCause());
+        return new CroupierException(ErrorCode.UNAVAILABLE, "node " + address + " cannot be reached: "
+                + e.getStatus().getCode() + (why == null ? "" : " (" + why + ")"), e);
+    }
+
+    /**
+     * {@code message} and, when it does not say it already, the message of the deepest cause of
+     * {@code cause}: the transport's reason under a wrapper's words ("Failed to bind", "io
+     * exception"). Null when there is neither.
+     */
+    public static String withReason(String message, Throwable cause) {
+        Throwable root = cause;
         while (root != null && root.getCause() != null && root.getCause() != root) {
             root = root.getCause();
         }
-        String description = e.getStatus().getDescription();
         String reason = root == null ? null : root.getMessage();
-        if (description != null || reason != null) {
-            why.append(" (").append(description == null ? reason : reason == null ? description
-                    : description + ": " + reason).append(')');
+        if (reason == null || message != null && message.contains(reason)) {
+            return message;
         }
-        return new CroupierException(ErrorCode.UNAVAILABLE, "node " + address + " cannot be reached: " + why, e);
+        return message == null ? reason : message + ": " + reason;
     }
 
     /** Deadline of a status query: long enough for a busy node, short enough for a person waiting. */
