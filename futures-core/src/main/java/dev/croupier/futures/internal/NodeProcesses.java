@@ -135,8 +135,8 @@ final class NodeProcesses implements AutoCloseable {
      * for itself, and on a crowded machine its compiler threads take the cores its tasks and the
      * other nodes need: three nodes of a 1 GB sort on 2 cores compiled some 2,500 methods each,
      * most of them lukewarm gRPC and runtime code, and spent more CPU compiling than sorting.
-     * With these, the sort took 0.6-1.0 s (11-16%) less in most runs, its CPU 1.0-1.7 s less
-     * (docs/benchmarks.md). With processors to spare, compiling early costs nothing and the
+     * With these, the sort took 0.5-1.2 s less in four alternating rounds of five, its CPU
+     * 0.6-2.0 s less (docs/benchmarks.md, "Nodes that compile less"). With processors to spare, compiling early costs nothing and the
      * JVM's defaults stay.
      */
     static final List<String> FEWER_COMPILES = List.of(
