@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -133,11 +134,24 @@ public final class SampleCommand implements CroupierCli.Command {
         return 0;
     }
 
+    /** The sampler's settings by the names of this command's flags, for its refusals. */
+    private static final Map<String, String> FLAG_OF_SETTING = Map.of("rowSize", "--row-size", "rowCount",
+            "--row-count", "maxBatchRows", "--batch", "readerThreads", "--threads", "chunkBytes", "--chunk-bytes",
+            "memoryLimit", "--memory-limit");
+
+    /**
+     * Builds the sampler; a setting it refuses (checks that need the file, such as a row count
+     * beyond its end) is named by its flag.
+     */
     private static RowSampler build(RowSampler.Builder builder) throws java.io.IOException {
         try {
             return builder.build();
         } catch (IllegalArgumentException e) {
-            throw new UsageException(e.getMessage());
+            String message = e.getMessage();
+            for (Map.Entry<String, String> f : FLAG_OF_SETTING.entrySet()) {
+                message = message.replace(f.getKey() + " = ", f.getValue() + " = ");
+            }
+            throw new UsageException(message);
         }
     }
 }

@@ -65,9 +65,12 @@ class SampleCommandTest {
         Files.write(file, new byte[1000]);
         Exception e = assertThrows(Exception.class,
                 () -> new SampleCommand().run(new String[] {file.toString(), "--row-size", "512", "--batch", "4"}));
-        assertTrue(e.getMessage().contains("1000"), e.getMessage());
+        assertTrue(e.getMessage().contains("1000") && e.getMessage().contains("--row-size = 512"), e.getMessage());
         e = assertThrows(UsageException.class,
                 () -> new SampleCommand().run(new String[] {file.toString(), "--batch", "4"}));
         assertTrue(e.getMessage().contains("--row-size"), e.getMessage());
+        e = assertThrows(UsageException.class, () -> new SampleCommand().run(new String[] {file.toString(),
+                "--row-size", "100", "--batch", "4", "--row-count", "11"}));
+        assertTrue(e.getMessage().startsWith("--row-count = 11 rows of 100 bytes is more than "), e.getMessage());
     }
 }
