@@ -118,9 +118,8 @@ final class AllocationQueue {
     private void evict(ObjectEntry entry) {
         assert lock.isHeldByCurrentThread();
         engine.idle.makeBusy(entry);
-        allocator.free(entry.offset, entry.size);
+        engine.releaseRegionBytes(entry);
         engine.counters.evicted(entry.size);
-        entry.offset = -1;
     }
 
     /** A new fallback file for the entry's bytes, in the spill directory. */

@@ -39,11 +39,13 @@ final class MemoryRegion implements AutoCloseable {
     private long reserved;
     /** Why the region could not grow, once it could not; null while it can. */
     private IOException full;
+    /** Where its sealed objects lie, for readers on this host; null if the store keeps none. */
+    private final ObjectDirectory directory;
 
     /** How far ahead of use the region's blocks are reserved: one call per this many bytes. */
     static final long GROWTH_BYTES = 32L << 20;
 
-    MemoryRegion(Path dir, long capacity) throws IOException {
+    MemoryRegion(Path dir, long capacity, boolean listed) throws IOException {
         this.file = dir.resolve(FILE_NAME);
         long mappedBytes = Math.max(FreeListAllocator.ALIGNMENT, capacity - capacity % FreeListAllocator.ALIGNMENT);
         try (java.io.RandomAccessFile sparse = new java.io.RandomAccessFile(file.toFile(), "rw")) {
@@ -59,6 +61,12 @@ final class MemoryRegion implements AutoCloseable {
         }
         this.arena = mapArena;
         this.allocator = new FreeListAllocator(capacity);
+        try {
+            this.directory = listed ? new ObjectDirectory(dir, ObjectDirectory.slotsFor(capacity)) : null;
+        } catch (IOException | RuntimeException e) {
+            mapArena.close();
+            throw e;
+        }
     }
 
     /**
@@ -99,6 +107,11 @@ final class MemoryRegion implements AutoCloseable {
         return file;
     }
 
+    /** The directory of the region's sealed objects, or null if the store keeps none. */
+    ObjectDirectory directory() {
+        return directory;
+    }
+
     /** Returns the allocator; call under the store's lock. */
     FreeListAllocator allocator() {
         return allocator;
@@ -109,9 +122,12 @@ final class MemoryRegion implements AutoCloseable {
         return region.asSlice(offset, size);
     }
 
-    /** Unmaps the region; segments handed out become inaccessible. */
+    /** Unmaps the region and its directory; segments handed out become inaccessible. */
     @Override
     public void close() {
         arena.close();
+        if (directory != null) {
+            directory.close();
+        }
     }
 }

@@ -39,6 +39,10 @@ final class ObjectEntry {
     boolean prefetched;
     /** Tick of the last seal or unpin; orders eviction. Changed only while on no idle list. */
     long lastUse;
+    /** The name the store's directory lists the object under, when not its id. */
+    ObjectId listedAs;
+    /** Its slot in the store's directory while listed there, else -1. */
+    int listedSlot = -1;
 
     ObjectEntry(ObjectId id, long size) {
         this.id = id;

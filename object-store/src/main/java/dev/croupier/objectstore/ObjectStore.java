@@ -188,6 +188,16 @@ public final class ObjectStore implements AutoCloseable {
     }
 
     /**
+     * Returns the store's directory file ({@link ObjectDirectory}): where its sealed objects lie
+     * in its memory region, for readers on this host; null unless the builder asked for one.
+     *
+     * @return the file, or null
+     */
+    public Path directoryFile() {
+        return engine.directoryFile();
+    }
+
+    /**
      * Deletes an object: frees its memory or marks its spilled bytes dead. If it is pinned the
      * free happens at the last unpin; the id may be reused at once.
      *
@@ -267,6 +277,7 @@ public final class ObjectStore implements AutoCloseable {
         private long spillFileBytes = DEFAULT_SPILL_FILE_BYTES;
         private Compression compression = DEFAULT_COMPRESSION;
         private String name;
+        private boolean directory;
         private Semaphore spillGate;
         private FaultHook faults = FaultHook.NONE;
 
@@ -342,6 +353,19 @@ public final class ObjectStore implements AutoCloseable {
         }
 
         /**
+         * Keeps a directory of the objects in the memory region in a shared-memory file beside
+         * it ({@link ObjectDirectory}), so processes on this host copy them without a call to this
+         * one. Default false: a store read only by its own process has no use for it.
+         *
+         * @param listed whether to keep the directory
+         * @return this builder
+         */
+        public Builder directory(boolean listed) {
+            this.directory = listed;
+            return this;
+        }
+
+        /**
          * Sets the store's name, used in file names and messages; must be unique among live
          * stores on the machine. Default: {@code store-<pid>-<n>}.
          *
@@ -388,7 +412,7 @@ public final class ObjectStore implements AutoCloseable {
             StoreDirectories dirs = StoreDirectories.open(storeName, memDir, spillDir);
             MemoryRegion region;
             try {
-                region = new MemoryRegion(dirs.memoryDir(), capacityBytes);
+                region = new MemoryRegion(dirs.memoryDir(), capacityBytes, directory);
             } catch (IOException | RuntimeException e) {
                 dirs.close();
                 throw new ObjectStoreException("store '" + storeName + "' cannot map " + capacityBytes

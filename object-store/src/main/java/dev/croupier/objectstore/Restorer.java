@@ -145,6 +145,7 @@ final class Restorer {
         engine.counters.restoreTook(System.nanoTime() - start);
         if (offset >= 0) {
             entry.offset = offset;
+            engine.list(entry);
         } else {
             entry.fallback = fallback;
         }
@@ -295,6 +296,7 @@ final class Restorer {
                 ObjectEntry entry = done.get(i);
                 if (failure == null) {
                     entry.offset = offsets.get(i);
+                    engine.list(entry);
                     engine.counters.restored(entry);
                     entry.prefetched = true;
                 } else {

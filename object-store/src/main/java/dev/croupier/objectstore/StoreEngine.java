@@ -3,12 +3,14 @@ package dev.croupier.objectstore;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
@@ -129,15 +131,17 @@ final class StoreEngine {
         }
     }
 
-    private void seal(ObjectEntry entry) {
+    private void seal(ObjectEntry entry, ObjectId listedAs) {
         lock.lock();
         try {
             checkOpen();
             entry.sealed = true;
+            entry.listedAs = listedAs.equals(entry.id) ? null : listedAs;
             entry.lastUse = ++useClock;
             if (entry.deleted) {
                 free(entry);
             } else {
+                list(entry);
                 idle.makeIdle(entry);
             }
         } finally {
@@ -159,6 +163,34 @@ final class StoreEngine {
 
     // ---------------------------------------------------------------- state bookkeeping
 
+    /**
+     * Lists a sealed entry whose bytes are in the region in the store's directory, if it keeps
+     * one ({@link ObjectDirectory}). Called locked.
+     */
+    void list(ObjectEntry entry) {
+        assert lock.isHeldByCurrentThread();
+        ObjectDirectory directory = region.directory();
+        if (directory != null && entry.sealed && entry.offset >= 0 && entry.listedSlot < 0) {
+            entry.listedSlot = directory.list(entry.listedAs != null ? entry.listedAs : entry.id, entry.offset,
+                    entry.size);
+        }
+    }
+
+    /**
+     * Gives the entry's region bytes back to the allocator, unlisting it first: a reader on
+     * another process that copied the bytes sees the directory change and drops its copy.
+     * Called locked.
+     */
+    void releaseRegionBytes(ObjectEntry entry) {
+        assert lock.isHeldByCurrentThread();
+        if (entry.listedSlot >= 0) {
+            region.directory().unlist(entry.listedSlot);
+            entry.listedSlot = -1;
+        }
+        allocator.free(entry.offset, entry.size);
+        entry.offset = -1;
+    }
+
     /** Releases the entry's memory, fallback file and spill copy. Called locked. */
     void free(ObjectEntry entry) {
         assert lock.isHeldByCurrentThread();
@@ -170,8 +202,7 @@ final class StoreEngine {
         live.remove(entry);
         counters.freeing(entry);
         if (entry.offset >= 0) {
-            allocator.free(entry.offset, entry.size);
-            entry.offset = -1;
+            releaseRegionBytes(entry);
         }
         if (entry.fallback != null) {
             entry.fallback.close();
@@ -266,6 +297,10 @@ final class StoreEngine {
         } finally {
             lock.unlock();
         }
+    }
+
+    Path directoryFile() {
+        return region.directory() == null ? null : region.directory().file();
     }
 
     ObjectLocation describe(ObjectId id) {
@@ -568,7 +603,13 @@ final class StoreEngine {
 
         @Override
         public void seal() {
-            if (!end(() -> StoreEngine.this.seal(entry))) {
+            sealListedAs(entry.id);
+        }
+
+        @Override
+        public void sealListedAs(ObjectId listedAs) {
+            Objects.requireNonNull(listedAs, "listedAs");
+            if (!end(() -> StoreEngine.this.seal(entry, listedAs))) {
                 throw new IllegalStateException("object " + entry.id + " in store '" + name
                         + "' is already sealed or closed");
             }

@@ -34,6 +34,16 @@ public interface WritableObject extends AutoCloseable {
      */
     void seal();
 
+    /**
+     * Seals the object, as {@link #seal()}, and lists it in the store's directory
+     * ({@link ObjectDirectory}) under {@code name} instead of its id: for an object written under
+     * a temporary id that readers on the host know by another name.
+     *
+     * @param name the id readers look it up by
+     * @throws IllegalStateException if already sealed or closed
+     */
+    void sealListedAs(ObjectId name);
+
     /** Frees the object if it was not sealed; does nothing after {@link #seal()}. Idempotent. */
     @Override
     void close();

@@ -74,7 +74,7 @@ class LazyReservationTest {
     @Test
     void reservedMemoryIsPopulatedSoWritersTakeNoFaultPerPage() throws Exception {
         boolean populates;
-        try (MemoryRegion region = new MemoryRegion(Files.createDirectories(dir.resolve("probe")), 1 << 20)) {
+        try (MemoryRegion region = new MemoryRegion(Files.createDirectories(dir.resolve("probe")), 1 << 20, false)) {
             populates = NativeFiles.populate(region.slice(0, 1 << 20));
         }
         if (!populates) {
