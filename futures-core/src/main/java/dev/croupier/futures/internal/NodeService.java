@@ -130,7 +130,8 @@ public final class NodeService implements AutoCloseable {
         ObjectStore.Builder store = ObjectStore.builder()
                 .name("node-" + ProcessHandle.current().pid() + "-" + Long.toUnsignedString(EmbeddedBackend.newTag(), 36))
                 .capacityBytes(storeBytes)
-                .spillDirectory(spillRoot.path());
+                .spillDirectory(spillRoot.path())
+                .directory(true); // nodes on this host copy its objects without a call (SameHost)
         if (memoryDirectory != null) {
             store.memoryDirectory(memoryDirectory);
         }
@@ -746,9 +747,11 @@ public final class NodeService implements AutoCloseable {
             }
             // Pinned until the caller ends the call (its deadline bounds a caller that never does).
             out.setOnCancelHandler(lending::close);
+            java.nio.file.Path directory = runtime.store().directoryFile();
             out.onNext(Lent.newBuilder().setHost(SameHost.ID).setFile(lending.where().file().toString())
                     .setOffset(lending.where().offset()).setLength(lending.where().length())
-                    .setMemoryRegion(lending.where().inMemoryRegion()).build());
+                    .setMemoryRegion(lending.where().inMemoryRegion())
+                    .setDirectory(directory == null ? "" : directory.toString()).build());
         }
 
         @Override

@@ -163,7 +163,7 @@ final class NodeStore implements AutoCloseable {
             scratch.abort();
             return size;
         }
-        scratch.object.seal();
+        scratch.object.sealListedAs(id); // same-host readers know it by the object's id
         if (adopted.putIfAbsent(id, scratch.object.id()) != null) {
             store.delete(scratch.object.id()); // a speculative twin on this node adopted first
         }
@@ -374,6 +374,11 @@ final class NodeStore implements AutoCloseable {
         public void close() {
             pin.close();
         }
+    }
+
+    /** The store's directory file, for same-host readers; null if it keeps none. */
+    java.nio.file.Path directoryFile() {
+        return store.directoryFile();
     }
 
     /** Starts restoring those of {@code ids} that this node's store has spilled; returns at once. */

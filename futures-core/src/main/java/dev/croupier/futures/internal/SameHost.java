@@ -3,9 +3,11 @@ package dev.croupier.futures.internal;
 import dev.croupier.futures.wire.DataGrpc;
 import dev.croupier.futures.wire.Lent;
 import dev.croupier.futures.wire.PullRequest;
+import dev.croupier.objectstore.ObjectDirectory;
+import dev.croupier.objectstore.ObjectId;
 import io.grpc.CallOptions;
+import io.grpc.Channel;
 import io.grpc.Context;
-import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCalls;
@@ -30,14 +32,20 @@ import java.util.concurrent.TimeUnit;
  * host's files, so the object is copied straight out of the holder's shared-memory file (one
  * memory copy) instead of streamed over TCP. Ray has no such path between its nodes.
  *
- * <p>Design: the holder pins the object for the length of a {@code Data.Lend} call and answers
- * with its host id and where the bytes lie; a caller with the same host id copies out of a
- * read-only mapping of the file and ends the call, which unpins. A holder's memory region is
- * kept mapped while copies use it and for {@link #IDLE_MILLIS} after; a spill or fallback file
- * is mapped for one copy. A caller on another host, or one whose copy fails, says so by
- * returning -1 (and remembers an address on another host), and the pull falls back to the
- * stream. The diagnostic system property {@value #PROPERTY}{@code =false} turns the path off,
- * to measure the stream alone. Thread-safe.
+ * <p>Design: the first pull from a holder is a {@code Data.Lend} call: the holder pins the
+ * object for the call and answers with its host id, where the bytes lie, and the file of its
+ * store's {@link ObjectDirectory}; a caller with the same host id copies out of a read-only
+ * mapping of the file and ends the call, which unpins. Later pulls from that holder make no call
+ * at all: the caller finds the object in the holder's directory, copies it out of the region,
+ * and keeps the copy only if the object's slot did not change meanwhile (the holder unlists an
+ * object before its bytes are freed or moved); otherwise, or when the object is not listed
+ * (spilled, say), it calls {@code Lend}. On this 2-vCPU guest a {@code Lend} round trip costs
+ * milliseconds of threads waking, as long as copying tens of MiB. A holder's region and
+ * directory are kept mapped while copies use them and for {@link #IDLE_MILLIS} after; a spill
+ * or fallback file is mapped for one copy. A caller on another host, or one whose copy fails,
+ * says so by returning -1 (and remembers an address on another host), and the pull falls back
+ * to the stream. The diagnostic system property {@value #PROPERTY}{@code =false} turns the path
+ * off, to measure the stream alone. Thread-safe.
  */
 final class SameHost {
 
@@ -48,6 +56,8 @@ final class SameHost {
 
     private final boolean enabled = !"false".equals(System.getProperty(PROPERTY));
     private final Map<String, Boolean> otherHost = new ConcurrentHashMap<>();
+    /** Holders on this host by address, as their last {@code Lend} described them. */
+    private final Map<String, Holder> holders = new ConcurrentHashMap<>();
     /** Holders' memory regions, mapped whole; see {@link Region}. */
     private final Map<Path, Region> regions = new ConcurrentHashMap<>();
     private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(
@@ -64,7 +74,10 @@ final class SameHost {
      */
     static final long IDLE_MILLIS = 2_000;
 
-    /** One holder's region file mapped read-only, with the copies using it; guarded by itself. */
+    /** A holder on this host: its store's memory region and the directory of the objects in it. */
+    private record Holder(Path region, Path directory) { }
+
+    /** One holder's region (or directory) file mapped read-only, with the copies using it; guarded by itself. */
     private static final class Region {
         final Arena arena = Arena.ofShared();
         final MemorySegment mapped;
@@ -133,6 +146,7 @@ final class SameHost {
     /** Unmaps every region. */
     void close() {
         sweeper.shutdownNow();
+        holders.clear();
         regions.values().forEach(r -> r.unmapIfIdle(null));
         regions.clear();
     }
@@ -151,10 +165,17 @@ final class SameHost {
      * size, or -1 where the stream must be used: another host, no such file, a failed copy.
      * Throws {@link StatusRuntimeException} NOT_FOUND when the holder has no such object.
      */
-    long copy(ManagedChannel channel, String address, PullRequest request, PeerChannels.Sink sink)
+    long copy(Channel channel, String address, PullRequest request, PeerChannels.Sink sink)
             throws InterruptedException {
         if (!enabled || otherHost.containsKey(address)) {
             return -1;
+        }
+        Holder holder = holders.get(address);
+        if (holder != null) {
+            long copied = copyListed(address, holder, WireCodec.id(request.getId()), sink);
+            if (copied >= 0) {
+                return copied;
+            }
         }
         Context.CancellableContext scope = Context.current().withCancellation();
         Context previous = scope.attach();
@@ -169,6 +190,9 @@ final class SameHost {
             }
             MemorySegment target;
             if (lent.getMemoryRegion()) {
+                if (!lent.getDirectory().isEmpty()) {
+                    holders.put(address, new Holder(Path.of(lent.getFile()), Path.of(lent.getDirectory())));
+                }
                 Region region = region(Path.of(lent.getFile()));
                 try {
                     MemorySegment source = region.mapped.asSlice(lent.getOffset(), lent.getLength());
@@ -205,4 +229,47 @@ final class SameHost {
         }
     }
 
+    /**
+     * Copies object {@code id} as its holder's directory lists it, with no call to the holder.
+     * Returns its size, or -1 when it is not listed or its slot changed during the copy (the
+     * copy is then worthless, and the caller asks the holder); a holder whose files are gone is
+     * forgotten.
+     */
+    private long copyListed(String address, Holder holder, ObjectId id, PeerChannels.Sink sink)
+            throws InterruptedException {
+        Region directory;
+        Region memory;
+        try {
+            directory = region(holder.directory());
+        } catch (IOException | RuntimeException gone) {
+            holders.remove(address, holder);
+            return -1;
+        }
+        try {
+            ObjectDirectory.Listing listing = ObjectDirectory.find(directory.mapped, id);
+            if (listing == null) {
+                return -1;
+            }
+            try {
+                memory = region(holder.region());
+            } catch (IOException | RuntimeException gone) {
+                holders.remove(address, holder);
+                return -1;
+            }
+            try {
+                if (listing.offset() < 0 || listing.offset() + listing.length() > memory.mapped.byteSize()) {
+                    return -1;
+                }
+                MemorySegment target = sink.open(listing.length());
+                if (target != null) {
+                    MemorySegment.copy(memory.mapped, listing.offset(), target, 0, listing.length());
+                }
+                return ObjectDirectory.unchanged(directory.mapped, listing) ? listing.length() : -1;
+            } finally {
+                memory.release();
+            }
+        } finally {
+            directory.release();
+        }
+    }
 }

@@ -216,6 +216,56 @@ class NodeServiceTest {
         assertEquals((byte) (size - 1), viaStream[size - 1]);
     }
 
+    /**
+     * After the first {@code Lend}, a holder's objects are found in its directory and copied
+     * with no call; an object it does not list (here: one it does not hold) goes back to
+     * {@code Lend}, which answers for it.
+     */
+    @Test
+    void laterPullsFromAHolderCopyWhatItsDirectoryListsWithoutACall() throws Exception {
+        control().register(register(0xABABL, 600_000).build());
+        int size = 3 << 20;
+        for (int i = 0; i < 3; i++) {
+            put(0xABABL, new ObjectId(0xABABL, i), size + i);
+        }
+        java.util.concurrent.atomic.AtomicInteger lends = new java.util.concurrent.atomic.AtomicInteger();
+        io.grpc.Channel counted = io.grpc.ClientInterceptors.intercept(channels.channel(node.address()),
+                new io.grpc.ClientInterceptor() {
+                    @Override
+                    public <Q, A> io.grpc.ClientCall<Q, A> interceptCall(io.grpc.MethodDescriptor<Q, A> method,
+                                                                         io.grpc.CallOptions options, io.grpc.Channel next) {
+                        if (method.getFullMethodName().equals(DataGrpc.getLendMethod().getFullMethodName())) {
+                            lends.incrementAndGet();
+                        }
+                        return next.newCall(method, options);
+                    }
+                });
+        SameHost sameHost = new SameHost();
+        try {
+            for (int i = 0; i < 3; i++) {
+                byte[] got = new byte[size + i];
+                dev.croupier.futures.wire.PullRequest request = dev.croupier.futures.wire.PullRequest.newBuilder()
+                        .setSession(0xABABL).setId(WireCodec.key(new ObjectId(0xABABL, i))).build();
+                assertEquals(size + i, sameHost.copy(counted, node.address(), request,
+                        total -> java.lang.foreign.MemorySegment.ofArray(got)), "object " + i);
+                assertEquals(ValueFrame.MAGIC, got[0]);
+                for (int b = 3; b < got.length; b += 4093) {
+                    assertEquals((byte) b, got[b], "byte " + b + " of object " + i);
+                }
+                assertEquals((byte) (size + i - 1), got[size + i - 1]);
+                assertEquals(1, lends.get(), "one Lend, for the first object: the others were listed");
+            }
+            dev.croupier.futures.wire.PullRequest absent = dev.croupier.futures.wire.PullRequest.newBuilder()
+                    .setSession(0xABABL).setId(WireCodec.key(new ObjectId(0xABABL, 99))).build();
+            StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> sameHost.copy(counted,
+                    node.address(), absent, total -> java.lang.foreign.MemorySegment.ofArray(new byte[(int) total])));
+            assertEquals(Status.Code.NOT_FOUND, e.getStatus().getCode());
+            assertEquals(2, lends.get(), "an object the directory does not list is asked for");
+        } finally {
+            sameHost.close();
+        }
+    }
+
     /** A spilled object leaves through its spill file: both paths read it there, and nothing is restored. */
     @Test
     void aSpilledObjectIsPulledFromItsSpillFileWithoutARestore() throws Exception {
