@@ -161,9 +161,11 @@ final class SameHost {
     }
 
     /**
-     * Copies the object through the holder's file into what {@code sink} gives. Returns its
-     * size, or -1 where the stream must be used: another host, no such file, a failed copy.
-     * Throws {@link StatusRuntimeException} NOT_FOUND when the holder has no such object.
+     * Copies the object through the holder's file into what {@code sink} gives: as the holder's
+     * directory lists it when an earlier {@code Lend} named the directory, else as a
+     * {@code Lend} call says. Returns its size, or -1 where the stream must be used: another
+     * host, no such file, a failed copy. Throws {@link StatusRuntimeException} NOT_FOUND when
+     * the holder has no such object.
      */
     long copy(Channel channel, String address, PullRequest request, PeerChannels.Sink sink)
             throws InterruptedException {
