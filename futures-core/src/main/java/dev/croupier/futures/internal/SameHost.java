@@ -75,7 +75,7 @@ final class SameHost {
     static final long IDLE_MILLIS = 2_000;
 
     /** A holder on this host: its store's memory region and the directory of the objects in it. */
-    private record Holder(Path region, Path directory) { }
+    record Holder(Path region, Path directory) { }
 
     /** One holder's region (or directory) file mapped read-only, with the copies using it; guarded by itself. */
     private static final class Region {
@@ -237,7 +237,7 @@ final class SameHost {
      * copy is then worthless, and the caller asks the holder); a holder whose files are gone is
      * forgotten.
      */
-    private long copyListed(String address, Holder holder, ObjectId id, PeerChannels.Sink sink)
+    long copyListed(String address, Holder holder, ObjectId id, PeerChannels.Sink sink)
             throws InterruptedException {
         Region directory;
         Region memory;
