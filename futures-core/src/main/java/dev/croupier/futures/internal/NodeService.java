@@ -76,13 +76,18 @@ public final class NodeService implements AutoCloseable {
 
     /** Protocol version; a driver and a node must speak the same. */
     static final int PROTOCOL_VERSION = 1;
-    /** Bytes of payload per data chunk: Ray's object manager moves 5 MiB chunks. */
-    static final int CHUNK_BYTES = 4 << 20;
     /**
-     * HTTP/2 flow-control window of every stream: two chunks in flight, so the sender never
+     * Bytes of payload per data chunk. Ray's object manager moves 5 MiB chunks; here 1 MiB
+     * chunks streamed 64 MiB objects a third faster than 4 MiB ones, and 8 MiB ones slower
+     * still (docs/benchmarks.md): the puller takes one chunk at a time, so smaller chunks keep
+     * both ends busier.
+     */
+    static final int CHUNK_BYTES = 1 << 20;
+    /**
+     * HTTP/2 flow-control window of every stream: four chunks in flight, so the sender never
      * waits a round trip for credit between chunks (grpc-java's default is 1 MiB).
      */
-    static final int FLOW_CONTROL_WINDOW = 2 * CHUNK_BYTES;
+    static final int FLOW_CONTROL_WINDOW = 4 * CHUNK_BYTES;
     /** A pull's payload passes to gRPC's buffers this much at a time: it stays in the core's cache. */
     private static final int SCRATCH_BYTES = 64 << 10;
     /** Largest inbound message: a chunk, or a batch of attempts whose plain arguments are values. */

@@ -191,7 +191,7 @@ class NodeServiceTest {
     void aPullReadsTheSameBytesThroughTheHoldersFileAndOverTheStream() throws Exception {
         control().register(register(0xCCCCL, 600_000).build());
         ObjectId id = new ObjectId(0xCCCCL, 9);
-        int size = 9 << 20; // three stream chunks
+        int size = 9 << 20; // several stream chunks
         put(0xCCCCL, id, size);
         dev.croupier.futures.wire.PullRequest request = dev.croupier.futures.wire.PullRequest.newBuilder()
                 .setSession(0xCCCCL).setId(WireCodec.key(id)).build();
