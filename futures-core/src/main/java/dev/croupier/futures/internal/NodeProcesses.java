@@ -202,22 +202,10 @@ final class NodeProcesses implements AutoCloseable {
      * tests).
      */
     private synchronized List<String> aheadOfTimeCache(int id, List<String> flags, String classPath) {
-        for (String flag : flags) {
-            if (flag.startsWith("-Xshare")) {
-                return List.of();
-            }
+        Path cache = cacheFile(Path.of(System.getProperty("java.io.tmpdir")), flags, classPath);
+        if (cache == null) {
+            return List.of();
         }
-        StringBuilder key = new StringBuilder(System.getProperty("java.home")).append('\n').append(flags);
-        for (String entry : classPath.split(java.io.File.pathSeparator)) {
-            java.io.File f = new java.io.File(entry);
-            String[] inFolder = f.list();
-            if (inFolder != null && inFolder.length > 0) {
-                return List.of(); // the JDK caches classes of jars only, and refuses a class path with a class folder
-            }
-            key.append('\n').append(entry).append(' ').append(f.length()).append(' ').append(f.lastModified());
-        }
-        Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
-        Path cache = tmp.resolve(CACHE_PREFIX + Integer.toUnsignedString(key.toString().hashCode(), 36) + ".aot");
         if (Files.isRegularFile(cache)) {
             try {
                 Files.setLastModifiedTime(cache, java.nio.file.attribute.FileTime.from(java.time.Instant.now()));
@@ -232,6 +220,32 @@ final class NodeProcesses implements AutoCloseable {
         training = cache.resolveSibling(cache.getFileName() + "." + ProcessHandle.current().pid() + ".tmp");
         trained = cache;
         return List.of("-XX:AOTCacheOutput=" + training);
+    }
+
+    /**
+     * The cache file in {@code tmp} for nodes of these flags and class path, or null where
+     * there can be none ({@code -Xshare}, a class folder). The name depends on the JDK, the
+     * flags and each jar's size and time. {@code -XX:+UnlockDiagnosticVMOptions} only unlocks
+     * other flags, so it is left out: a driver whose launcher is recording its own cache passes
+     * it, and its nodes must find the same cache as every later run's.
+     */
+    static Path cacheFile(Path tmp, List<String> flags, String classPath) {
+        for (String flag : flags) {
+            if (flag.startsWith("-Xshare")) {
+                return null;
+            }
+        }
+        List<String> keyed = flags.stream().filter(f -> !f.equals("-XX:+UnlockDiagnosticVMOptions")).toList();
+        StringBuilder key = new StringBuilder(System.getProperty("java.home")).append('\n').append(keyed);
+        for (String entry : classPath.split(java.io.File.pathSeparator)) {
+            java.io.File f = new java.io.File(entry);
+            String[] inFolder = f.list();
+            if (inFolder != null && inFolder.length > 0) {
+                return null; // the JDK caches classes of jars only, and refuses a class path with a class folder
+            }
+            key.append('\n').append(entry).append(' ').append(f.length()).append(' ').append(f.lastModified());
+        }
+        return tmp.resolve(CACHE_PREFIX + Integer.toUnsignedString(key.toString().hashCode(), 36) + ".aot");
     }
 
     /** Caches kept in the temporary folder: a few builds or class paths in turn. */

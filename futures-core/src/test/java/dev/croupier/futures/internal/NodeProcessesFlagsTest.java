@@ -62,6 +62,27 @@ class NodeProcessesFlagsTest {
         assertEquals(List.of("-Xmx1g", "-XX:+UseParallelGC"), NodeProcesses.nodeFlags(List.of("-Xmx1g"), false));
     }
 
+    /**
+     * A driver whose launcher is recording its own ahead-of-time cache passes
+     * {@code -XX:+UnlockDiagnosticVMOptions} to its nodes; their cache must be the one every
+     * later run finds, or each build trains two.
+     */
+    @Test
+    void theNodesCacheIsTheSameWhetherOrNotTheDriverUnlocksDiagnosticFlags(@org.junit.jupiter.api.io.TempDir
+                                                                           java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path jar = java.nio.file.Files.writeString(dir.resolve("a.jar"), "not really a jar");
+        String cp = jar.toString();
+        java.nio.file.Path plain = NodeProcesses.cacheFile(dir, List.of("-Xmx1g", "-XX:+UseParallelGC"), cp);
+        assertEquals(plain, NodeProcesses.cacheFile(dir,
+                List.of("-XX:+UnlockDiagnosticVMOptions", "-Xmx1g", "-XX:+UseParallelGC"), cp));
+        assertTrue(!plain.equals(NodeProcesses.cacheFile(dir, List.of("-Xmx2g", "-XX:+UseParallelGC"), cp)),
+                "other flags, another cache");
+        assertEquals(null, NodeProcesses.cacheFile(dir, List.of("-Xshare:off"), cp), "sharing chosen: none");
+        java.nio.file.Files.writeString(java.nio.file.Files.createDirectories(dir.resolve("classes")).resolve("A.class"), "");
+        assertEquals(null, NodeProcesses.cacheFile(dir, List.of("-Xmx1g"), cp + File.pathSeparator + dir.resolve("classes")),
+                "a class folder: none");
+    }
+
     @Test
     void aNodesClassPathIsTheDriversClassPathThenItsModulePath() {
         String sep = File.pathSeparator;
