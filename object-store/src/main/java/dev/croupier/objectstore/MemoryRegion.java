@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
@@ -61,12 +62,7 @@ final class MemoryRegion implements AutoCloseable {
         }
         this.arena = mapArena;
         this.allocator = new FreeListAllocator(capacity);
-        try {
-            this.directory = listed ? new ObjectDirectory(dir, ObjectDirectory.slotsFor(capacity)) : null;
-        } catch (IOException | RuntimeException e) {
-            mapArena.close();
-            throw e;
-        }
+        this.directory = listed ? directoryOrNone(dir, capacity) : null;
     }
 
     /**
@@ -105,6 +101,26 @@ final class MemoryRegion implements AutoCloseable {
     /** Returns the mapped file, for {@link ObjectLocation}s. */
     Path file() {
         return file;
+    }
+
+    /**
+     * A directory for the region, or none when the memory folder has no room for it: readers on
+     * the host then ask the store for every object, which is slower but loses nothing.
+     */
+    private static ObjectDirectory directoryOrNone(Path dir, long capacity) {
+        try {
+            return new ObjectDirectory(dir, ObjectDirectory.slotsFor(capacity));
+        } catch (IOException | RuntimeException e) {
+            try {
+                Files.deleteIfExists(dir.resolve(ObjectDirectory.FILE_NAME));
+            } catch (IOException ignored) {
+                // the store's directories are emptied at close anyway
+            }
+            System.getLogger(MemoryRegion.class.getName()).log(System.Logger.Level.WARNING, "memory folder " + dir
+                    + " has no room for the store's object directory (" + e.getMessage()
+                    + "); readers on this host will ask the store for each object");
+            return null;
+        }
     }
 
     /** The directory of the region's sealed objects, or null if the store keeps none. */

@@ -67,15 +67,17 @@ public final class ObjectDirectory implements AutoCloseable {
 
     /**
      * Creates the directory file in {@code dir} with room for {@code slots} objects (rounded up
-     * to a power of two). The file is sparse: only slots that are used take memory.
+     * to a power of two), its blocks reserved: a write to a page of a shared mapping that the
+     * file system cannot back is a SIGBUS, so the memory folder gives them now or the store
+     * keeps no directory.
+     *
+     * @throws IOException if the folder has no room for it
      */
     ObjectDirectory(Path dir, int slots) throws IOException {
         int count = Integer.highestOneBit(Math.max(PROBES, slots) - 1) << 1;
         this.file = dir.resolve(FILE_NAME);
         long bytes = (long) LINE * (count + 1L);
-        try (java.io.RandomAccessFile sparse = new java.io.RandomAccessFile(file.toFile(), "rw")) {
-            sparse.setLength(bytes);
-        }
+        NativeFiles.reserve(file, 0, bytes);
         Arena mapping = Arena.ofShared();
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             this.lines = channel.map(FileChannel.MapMode.READ_WRITE, 0, bytes, mapping);
@@ -90,7 +92,10 @@ public final class ObjectDirectory implements AutoCloseable {
         LONG.setRelease(lines, 0L, MAGIC); // last: a reader that sees the magic sees the size
     }
 
-    /** Slots for a region of {@code regionBytes}: two per 64 KiB, the smallest object a node keeps in its store. */
+    /**
+     * Slots for a region of {@code regionBytes}: two per 64 KiB, the smallest object a node keeps
+     * in its store (so 2 MiB of directory per GiB of region; at most 256 MiB).
+     */
     static int slotsFor(long regionBytes) {
         return (int) Math.min(1 << 22, Math.max(1024, 2 * (regionBytes >> 16)));
     }
