@@ -752,7 +752,7 @@ public final class NodeService implements AutoCloseable {
             }
             // Pinned until the caller ends the call (its deadline bounds a caller that never does).
             out.setOnCancelHandler(lending::close);
-            java.nio.file.Path directory = runtime.store().directoryFile();
+            Path directory = runtime.store().directoryFile();
             out.onNext(Lent.newBuilder().setHost(SameHost.ID).setFile(lending.where().file().toString())
                     .setOffset(lending.where().offset()).setLength(lending.where().length())
                     .setMemoryRegion(lending.where().inMemoryRegion())

@@ -377,7 +377,7 @@ final class NodeStore implements AutoCloseable {
     }
 
     /** The store's directory file, for same-host readers; null if it keeps none. */
-    java.nio.file.Path directoryFile() {
+    Path directoryFile() {
         return store.directoryFile();
     }
 

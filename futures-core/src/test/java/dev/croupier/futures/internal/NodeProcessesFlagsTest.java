@@ -4,8 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A driver on the module path starts its node processes on the class path, with its other
@@ -68,17 +71,15 @@ class NodeProcessesFlagsTest {
      * later run finds, or each build trains two.
      */
     @Test
-    void theNodesCacheIsTheSameWhetherOrNotTheDriverUnlocksDiagnosticFlags(@org.junit.jupiter.api.io.TempDir
-                                                                           java.nio.file.Path dir) throws Exception {
-        java.nio.file.Path jar = java.nio.file.Files.writeString(dir.resolve("a.jar"), "not really a jar");
-        String cp = jar.toString();
-        java.nio.file.Path plain = NodeProcesses.cacheFile(dir, List.of("-Xmx1g", "-XX:+UseParallelGC"), cp);
+    void theNodesCacheIsTheSameWhetherOrNotTheDriverUnlocksDiagnosticFlags(@TempDir Path dir) throws Exception {
+        String cp = Files.writeString(dir.resolve("a.jar"), "not really a jar").toString();
+        Path plain = NodeProcesses.cacheFile(dir, List.of("-Xmx1g", "-XX:+UseParallelGC"), cp);
         assertEquals(plain, NodeProcesses.cacheFile(dir,
                 List.of("-XX:+UnlockDiagnosticVMOptions", "-Xmx1g", "-XX:+UseParallelGC"), cp));
         assertTrue(!plain.equals(NodeProcesses.cacheFile(dir, List.of("-Xmx2g", "-XX:+UseParallelGC"), cp)),
                 "other flags, another cache");
         assertEquals(null, NodeProcesses.cacheFile(dir, List.of("-Xshare:off"), cp), "sharing chosen: none");
-        java.nio.file.Files.writeString(java.nio.file.Files.createDirectories(dir.resolve("classes")).resolve("A.class"), "");
+        Files.writeString(Files.createDirectories(dir.resolve("classes")).resolve("A.class"), "");
         assertEquals(null, NodeProcesses.cacheFile(dir, List.of("-Xmx1g"), cp + File.pathSeparator + dir.resolve("classes")),
                 "a class folder: none");
     }
