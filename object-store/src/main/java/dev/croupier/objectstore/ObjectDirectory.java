@@ -159,8 +159,9 @@ public final class ObjectDirectory implements AutoCloseable {
 
     /**
      * Finds {@code id} in {@code directory}, a mapping of a store's directory file (read-only
-     * is enough). Returns null when it is not listed, when the file is not a directory, or when
-     * the store is rewriting a slot on the way (the caller asks the store instead).
+     * is enough). Returns null when it is not listed, when the file is not a directory of this
+     * version, or when the store is rewriting a slot on the way (the caller asks the store
+     * instead).
      *
      * @param directory the mapped file
      * @param id the object
@@ -171,8 +172,9 @@ public final class ObjectDirectory implements AutoCloseable {
             return null;
         }
         int count = directory.get(ValueLayout.JAVA_INT, 12);
-        if (Integer.bitCount(count) != 1 || (long) LINE * (count + 1L) > directory.byteSize()) {
-            return null;
+        if (directory.get(ValueLayout.JAVA_INT, 8) != VERSION || Integer.bitCount(count) != 1
+                || (long) LINE * (count + 1L) > directory.byteSize()) {
+            return null; // another layout, or not a directory: the caller asks the store
         }
         int home = home(id, count - 1);
         for (int probe = 0; probe < PROBES; probe++) {

@@ -148,10 +148,19 @@ class ObjectDirectoryTest {
     }
 
     @Test
-    void bytesThatAreNotADirectoryListNothing() {
+    void bytesThatAreNotADirectoryOfThisVersionListNothing() throws Exception {
         try (Arena arena = Arena.ofConfined()) {
             assertNull(ObjectDirectory.find(arena.allocate(4096), ObjectId.of(1, 1)));
             assertNull(ObjectDirectory.find(arena.allocate(8), ObjectId.of(1, 1)));
+        }
+        try (ObjectStore store = store("versioned", 16L << 20); Arena arena = Arena.ofShared()) {
+            ObjectId id = ObjectId.of(4, 1);
+            store.put(id, TestStores.bytes(arena, 5000, 1));
+            MemorySegment copy = arena.allocate(Files.size(store.directoryFile()));
+            MemorySegment.copy(mapped(store.directoryFile(), arena), 0, copy, 0, copy.byteSize());
+            assertNotNull(ObjectDirectory.find(copy, id));
+            copy.set(java.lang.foreign.ValueLayout.JAVA_INT, 8, ObjectDirectory.VERSION + 1);
+            assertNull(ObjectDirectory.find(copy, id), "a later layout is not read as this one");
         }
     }
 
