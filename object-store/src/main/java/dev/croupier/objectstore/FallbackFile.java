@@ -1,12 +1,9 @@
 package dev.croupier.objectstore;
 
 import java.io.IOException;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 
 /**
  * One object allocated in its own file on disk because memory was full and nothing could be
@@ -23,7 +20,7 @@ import java.nio.file.StandardOpenOption;
 final class FallbackFile implements AutoCloseable {
 
     private final Path file;
-    private final Arena arena;
+    private final NativeFiles.SharedMapping mapping;
     private final MemorySegment segment;
 
     FallbackFile(Path file, long size) throws IOException {
@@ -34,15 +31,13 @@ final class FallbackFile implements AutoCloseable {
             Files.deleteIfExists(file);
             throw e;
         }
-        Arena mapArena = Arena.ofShared();
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-            this.segment = channel.map(FileChannel.MapMode.READ_WRITE, 0, size, mapArena);
+        try {
+            this.mapping = NativeFiles.mapShared(file, size);
         } catch (IOException | RuntimeException e) {
-            mapArena.close();
             Files.deleteIfExists(file);
             throw e;
         }
-        this.arena = mapArena;
+        this.segment = mapping.segment();
     }
 
     /** Returns the file, for {@link ObjectLocation}s. */
@@ -58,7 +53,7 @@ final class FallbackFile implements AutoCloseable {
     /** Unmaps and deletes the file. */
     @Override
     public void close() {
-        arena.close();
+        mapping.close();
         try {
             Files.deleteIfExists(file);
         } catch (IOException e) {

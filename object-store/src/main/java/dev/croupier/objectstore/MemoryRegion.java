@@ -3,10 +3,8 @@ package dev.croupier.objectstore;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 
 /**
  * The store's memory: one file of {@code capacity} bytes mapped read-write into a shared
@@ -32,7 +30,7 @@ final class MemoryRegion implements AutoCloseable {
     static final String FILE_NAME = "memory.region";
 
     private final Path file;
-    private final Arena arena;
+    private final NativeFiles.SharedMapping mapping;
     private final MemorySegment region;
     private final FreeListAllocator allocator;
     private final long mappedBytes;
@@ -53,14 +51,8 @@ final class MemoryRegion implements AutoCloseable {
             sparse.setLength(mappedBytes);
         }
         this.mappedBytes = mappedBytes;
-        Arena mapArena = Arena.ofShared();
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-            this.region = channel.map(FileChannel.MapMode.READ_WRITE, 0, mappedBytes, mapArena);
-        } catch (IOException | RuntimeException e) {
-            mapArena.close();
-            throw e;
-        }
-        this.arena = mapArena;
+        this.mapping = NativeFiles.mapShared(file, mappedBytes);
+        this.region = mapping.segment();
         this.allocator = new FreeListAllocator(capacity);
         this.directory = listed ? directoryOrNone(dir, capacity) : null;
     }
@@ -141,7 +133,7 @@ final class MemoryRegion implements AutoCloseable {
     /** Unmaps the region and its directory; segments handed out become inaccessible. */
     @Override
     public void close() {
-        arena.close();
+        mapping.close();
         if (directory != null) {
             directory.close();
         }

@@ -137,6 +137,31 @@ final class NativeFiles {
     }
 
     /**
+     * A file's first bytes mapped read-write and shared, with the arena that owns the mapping;
+     * close it to unmap.
+     */
+    record SharedMapping(Arena arena, MemorySegment segment) implements AutoCloseable {
+        @Override
+        public void close() {
+            arena.close();
+        }
+    }
+
+    /**
+     * Maps the first {@code bytes} of {@code file} read-write and shared, in an arena of its own
+     * (closed again if the mapping fails): the store's region, its directory and fallback files.
+     */
+    static SharedMapping mapShared(Path file, long bytes) throws IOException {
+        Arena arena = Arena.ofShared();
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            return new SharedMapping(arena, channel.map(FileChannel.MapMode.READ_WRITE, 0, bytes, arena));
+        } catch (IOException | RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    /**
      * Maps every page of {@code range} (page-aligned, in a writable shared mapping) into this
      * process's page tables, in one {@code madvise(MADV_POPULATE_WRITE)} call.
      *

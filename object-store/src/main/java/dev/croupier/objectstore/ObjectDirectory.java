@@ -1,13 +1,10 @@
 package dev.croupier.objectstore;
 
 import java.io.IOException;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
-import java.nio.channels.FileChannel;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 
 /**
  * Where a store's sealed objects lie in its memory region, in a shared-memory file beside the
@@ -61,7 +58,7 @@ public final class ObjectDirectory implements AutoCloseable {
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
 
     private final Path file;
-    private final Arena arena;
+    private final NativeFiles.SharedMapping mapping;
     private final MemorySegment lines;
     private final int mask;
 
@@ -78,14 +75,8 @@ public final class ObjectDirectory implements AutoCloseable {
         this.file = dir.resolve(FILE_NAME);
         long bytes = (long) LINE * (count + 1L);
         NativeFiles.reserve(file, 0, bytes);
-        Arena mapping = Arena.ofShared();
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-            this.lines = channel.map(FileChannel.MapMode.READ_WRITE, 0, bytes, mapping);
-        } catch (IOException | RuntimeException e) {
-            mapping.close();
-            throw e;
-        }
-        this.arena = mapping;
+        this.mapping = NativeFiles.mapShared(file, bytes);
+        this.lines = mapping.segment();
         this.mask = count - 1;
         lines.set(ValueLayout.JAVA_INT, 8, VERSION);
         lines.set(ValueLayout.JAVA_INT, 12, count);
@@ -143,7 +134,7 @@ public final class ObjectDirectory implements AutoCloseable {
     /** Unmaps the directory; the file goes with the store's memory directory. */
     @Override
     public void close() {
-        arena.close();
+        mapping.close();
     }
 
     /**

@@ -11,6 +11,7 @@ import dev.croupier.objectstore.ObjectStore;
 import dev.croupier.objectstore.PinnedObject;
 import dev.croupier.objectstore.StoreClosedException;
 import dev.croupier.objectstore.StoreMetrics;
+import dev.croupier.objectstore.TemporaryClaim;
 import dev.croupier.objectstore.WritableObject;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -60,13 +61,13 @@ final class NodeStore implements AutoCloseable {
 
     /**
      * Claims a folder under {@code spillDirectory} for the spill files of this process's stores
-     * ({@link dev.croupier.objectstore.TemporaryClaim}: what a killed process left there is
+     * ({@link TemporaryClaim}: what a killed process left there is
      * reclaimed by the next). A folder that cannot hold them is refused as bad input, naming it.
      */
-    static dev.croupier.objectstore.TemporaryClaim claimSpillFolder(Path spillDirectory, String prefix) {
+    static TemporaryClaim claimSpillFolder(Path spillDirectory, String prefix) {
         Path base = spillDirectory != null ? spillDirectory : Path.of(System.getProperty("java.io.tmpdir"));
         try {
-            return dev.croupier.objectstore.TemporaryClaim.folder(base, prefix);
+            return TemporaryClaim.folder(base, prefix);
         } catch (IOException e) {
             throw new CroupierException(ErrorCode.BAD_INPUT, "spill folder " + base
                     + " cannot hold the stores' files: " + e, e);

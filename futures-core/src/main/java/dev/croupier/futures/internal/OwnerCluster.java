@@ -234,7 +234,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         ensureOpen();
         if (b.cpus > cpusPerNode) {
             throw new CroupierException(ErrorCode.BAD_INPUT, "task '" + b.name + "' asks for " + b.cpus
-                    + " cpus but a node has " + cpusPerNode);
+                    + " cpus but the largest node has " + cpusPerNode);
         }
         NodeLink pinned = b.affinity == Affinity.HARD && b.affinityNode >= 0 && b.affinityNode < nodes.size()
                 ? nodes.get(b.affinityNode) : null;

@@ -190,18 +190,13 @@ final class SameHost {
                 otherHost.put(address, Boolean.TRUE);
                 return -1;
             }
-            MemorySegment target;
             if (lent.getMemoryRegion()) {
                 if (!lent.getDirectory().isEmpty()) {
                     holders.put(address, new Holder(Path.of(lent.getFile()), Path.of(lent.getDirectory())));
                 }
                 Region region = region(Path.of(lent.getFile()));
                 try {
-                    MemorySegment source = region.mapped.asSlice(lent.getOffset(), lent.getLength());
-                    target = sink.open(lent.getLength());
-                    if (target != null) {
-                        MemorySegment.copy(source, 0, target, 0, lent.getLength());
-                    }
+                    copyOut(region.mapped, lent.getOffset(), lent.getLength(), sink);
                 } finally {
                     region.release();
                 }
@@ -209,12 +204,8 @@ final class SameHost {
                 // A spill or fallback file: mapped for this copy only.
                 try (Arena mapping = Arena.ofConfined();
                      FileChannel file = FileChannel.open(Path.of(lent.getFile()), StandardOpenOption.READ)) {
-                    MemorySegment source = file.map(FileChannel.MapMode.READ_ONLY, lent.getOffset(),
-                            lent.getLength(), mapping);
-                    target = sink.open(lent.getLength());
-                    if (target != null) {
-                        MemorySegment.copy(source, 0, target, 0, lent.getLength());
-                    }
+                    copyOut(file.map(FileChannel.MapMode.READ_ONLY, lent.getOffset(), lent.getLength(), mapping),
+                            0, lent.getLength(), sink);
                 }
             }
             return lent.getLength();
@@ -239,39 +230,46 @@ final class SameHost {
      */
     long copyListed(String address, Holder holder, ObjectId id, PeerChannels.Sink sink)
             throws InterruptedException {
-        Region directory;
-        Region memory;
-        try {
-            directory = region(holder.directory());
-        } catch (IOException | RuntimeException gone) {
-            holders.remove(address, holder);
+        Region directory = holderFile(address, holder, holder.directory());
+        if (directory == null) {
             return -1;
         }
         try {
             ObjectDirectory.Listing listing = ObjectDirectory.find(directory.mapped, id);
-            if (listing == null) {
-                return -1;
-            }
-            try {
-                memory = region(holder.region());
-            } catch (IOException | RuntimeException gone) {
-                holders.remove(address, holder);
+            Region memory = listing == null ? null : holderFile(address, holder, holder.region());
+            if (memory == null) {
                 return -1;
             }
             try {
                 if (listing.offset() < 0 || listing.offset() + listing.length() > memory.mapped.byteSize()) {
-                    return -1;
+                    return -1; // not this region's directory
                 }
-                MemorySegment target = sink.open(listing.length());
-                if (target != null) {
-                    MemorySegment.copy(memory.mapped, listing.offset(), target, 0, listing.length());
-                }
+                copyOut(memory.mapped, listing.offset(), listing.length(), sink);
                 return ObjectDirectory.unchanged(directory.mapped, listing) ? listing.length() : -1;
             } finally {
                 memory.release();
             }
         } finally {
             directory.release();
+        }
+    }
+
+    /** One of a holder's files mapped for a copy, or null (and the holder forgotten) if it is gone. */
+    private Region holderFile(String address, Holder holder, Path file) {
+        try {
+            return region(file);
+        } catch (IOException | RuntimeException gone) {
+            holders.remove(address, holder);
+            return null;
+        }
+    }
+
+    /** Copies {@code length} bytes of {@code source} from {@code offset} into what {@code sink} gives, if it wants them. */
+    private static void copyOut(MemorySegment source, long offset, long length, PeerChannels.Sink sink)
+            throws InterruptedException {
+        MemorySegment target = sink.open(length);
+        if (target != null) {
+            MemorySegment.copy(source, offset, target, 0, length);
         }
     }
 }
