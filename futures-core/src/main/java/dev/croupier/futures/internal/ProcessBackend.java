@@ -260,8 +260,13 @@ final class ProcessBackend implements Backend {
             }
         }
         Outbox outbox = new Outbox(link);
-        outboxes.put(link, outbox);
+        // Opened before it is published: the heartbeat thread sends on the stream of every
+        // outbox it finds, and one found unopened was declared lost (a null stream).
         outbox.open();
+        outboxes.put(link, outbox);
+        if (outbox.isClosed()) {
+            outboxes.remove(link, outbox); // its stream failed at once, before it was published
+        }
         PeerTable.Builder peers = PeerTable.newBuilder();
         for (int i = 0; i < byId.size(); i++) {
             peers.addNodes(Location.newBuilder().setNode(i).setAddress(byId.get(i)));
@@ -355,8 +360,13 @@ final class ProcessBackend implements Backend {
             this.link = link;
         }
 
+        /** Opens the stream; before the outbox is published, which makes the field visible. */
         void open() {
             stream = ControlGrpc.newStub(channels.channel(link.address)).session(this);
+        }
+
+        synchronized boolean isClosed() {
+            return closed;
         }
 
         void dispatch(dev.croupier.futures.wire.Attempt attempt) {
