@@ -440,6 +440,32 @@ class ClusterTest {
     }
 
     /**
+     * Concurrent readers of one remote object on a node make one pull: the second waits for the
+     * first's copy (the serializing mode copies between nodes, as node processes on other hosts
+     * do).
+     */
+    @Test
+    void concurrentPullsOfOneObjectOnANodeAreOnePull() {
+        try (Cluster c = TestClusters.small(2, spill).serializing(true).objectStoreBytes(128L << 20).start()) {
+            int bytes = 48 << 20;
+            ObjectRef<MemorySegment> big = c.task((Integer n) -> {
+                MemorySegment out = TaskOutput.allocate(n);
+                out.fill((byte) 1);
+                return out;
+            }, bytes).onNode(0, Affinity.HARD).remote();
+            big.whenDone().join();
+            List<ObjectRef<Long>> readers = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                readers.add(c.task((MemorySegment s) -> s.byteSize(), big).onNode(1, Affinity.HARD).remote());
+            }
+            for (ObjectRef<Long> r : readers) {
+                assertEquals(bytes, r.get());
+            }
+            assertEquals(bytes + 8, c.stats().nodes().get(1).bytesFetched(), "node 1 pulled the object's frame once");
+        }
+    }
+
+    /**
      * A node killed while another reads its object in place unmaps it under the reader; the
      * reader's attempt is one whose argument was lost, not a failed task: the object is rebuilt
      * and the reader runs again.

@@ -57,7 +57,8 @@ class MetricsEndpointTest {
     @Test
     void familiesArePresentLabelledAndMoveWithAJob() throws Exception {
         try (NodeServer a = NodeServer.builder().cpus(1).objectStoreBytes(32L << 20).spillDirectory(dir).metricsPort(0).start();
-             NodeServer b = NodeServer.builder().cpus(1).objectStoreBytes(32L << 20).spillDirectory(dir).metricsPort(0).start()) {
+             NodeServer b = TestClusters.pullingOverTheStream(() -> NodeServer.builder().cpus(1)
+                     .objectStoreBytes(32L << 20).spillDirectory(dir).metricsPort(0).start())) {
             String before = scrape(b);
             for (String family : new String[] {"croupier_tasks_queued", "croupier_tasks_running", "croupier_store_used_bytes",
                     "croupier_store_capacity_bytes", "croupier_spilled_bytes_total", "croupier_restored_bytes_total",

@@ -49,7 +49,8 @@ class TlsTest {
 
     @Test
     void aDriverTrustingTheAuthorityRunsTasksAndNodesPullOverTls() {
-        try (NodeServer a = node(); NodeServer b = node();
+        try (NodeServer a = TestClusters.pullingOverTheStream(this::node);
+             NodeServer b = TestClusters.pullingOverTheStream(this::node);
              Cluster c = Cluster.builder().connect(a.address(), b.address()).tlsAuthority(dir.resolve("ca.pem"))
                      .start()) {
             assertEquals(List.of(0, 1), c.aliveNodes());

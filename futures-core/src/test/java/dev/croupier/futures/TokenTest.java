@@ -67,7 +67,8 @@ class TokenTest {
     @Test
     void nodesPullFromEachOtherWithTheToken() throws Exception {
         Path token = Files.writeString(dir.resolve("token"), "s3cret-token");
-        try (NodeServer a = node(token); NodeServer b = node(token);
+        try (NodeServer a = TestClusters.pullingOverTheStream(() -> node(token));
+             NodeServer b = TestClusters.pullingOverTheStream(() -> node(token));
              Cluster c = Cluster.builder().connect(a.address(), b.address()).tokenFile(token).start()) {
             ObjectRef<MemorySegment> made = c.task((Long n) -> {
                 MemorySegment out = TaskOutput.allocate(n);

@@ -29,9 +29,9 @@ import java.util.concurrent.TimeUnit;
  * reducer reads its blocks; the figure includes that task's dispatch and outcome. Each size
  * first moves one batch of up to 8 objects, and goes on warming up for the warm-up seconds:
  * node processes start with cold JIT, and a call to a cold node process costs milliseconds
- * ({@link RoundTripBenchmark}). The stream
- * alone is measured with {@code -Dcroupier.pull.sameHost=false}, which the node processes
- * inherit.
+ * ({@link RoundTripBenchmark}). Node processes on one host lend a task its arguments to read in
+ * place, which copies nothing; copies are measured with {@code -Dcroupier.pull.lend=false}, the
+ * stream alone with {@code -Dcroupier.pull.sameHost=false}, which the node processes inherit.
  *
  * <p>Modes (comma-separated), each on two fresh node processes: {@code processes} (the driver
  * starts them, {@code processes(2)}); {@code plain}, {@code token} and {@code tls}, nodes
@@ -63,9 +63,11 @@ public final class TransferBenchmark {
                             pullRate(c, bytes, Math.min(count, 8));
                         } while (System.nanoTime() < warmUntil);
                         double pulled = pullRate(c, bytes, count);
-                        System.out.printf("%-9s %4d MiB objects: pulls %.0f MB/s (same-host path %s), memory copy"
-                                        + " %.0f MB/s%n", mode.trim(), bytes >> 20, pulled / 1e6,
+                        System.out.printf("%-9s %4d MiB objects: pulls %.0f MB/s (same-host path %s, loans %s),"
+                                        + " memory copy %.0f MB/s%n", mode.trim(), bytes >> 20, pulled / 1e6,
                                 "false".equals(System.getProperty("croupier.pull.sameHost")) ? "off" : "on",
+                                "false".equals(System.getProperty("croupier.pull.lend"))
+                                        || "false".equals(System.getProperty("croupier.pull.sameHost")) ? "off" : "on",
                                 copyRate(bytes) / 1e6);
                     }
                 }

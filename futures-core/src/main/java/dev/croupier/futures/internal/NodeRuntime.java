@@ -35,8 +35,9 @@ import java.util.concurrent.atomic.LongAdder;
  * {@link #PULLS_AHEAD} pulls at once, as a running task's own list of arguments is). Prefetching for the whole queue would
  * restore more than memory holds and evict what is about to be used (a reduce phase queues
  * every reducer at once). A worker resolves arguments from its own store, reads them in place
- * in the store of a node of its own process, or pulls them from a location the call names
- * ({@link NodeSession.Peers}); an argument on none of them is reported lost, and the owner
+ * in the store of a node of its own process or, borrowed, in the memory of a node on its host,
+ * or pulls them from a location the call names ({@link NodeSession.Peers}); an argument on none
+ * of them is reported lost, and the owner
  * rebuilds it and dispatches again. Results are encoded into the store (or
  * sealed in place, see {@code TaskOutput}). Byte buffer and segment arguments are read-only
  * views pinned for the duration of the call. Thread-safe.
@@ -255,7 +256,9 @@ final class NodeRuntime {
         }
         NodeRuntime holder = holderInProcess(ref, session);
         if (holder == null) {
-            pullAhead(ref, session);
+            if (lender(ref, session) < 0) {
+                pullAhead(ref, session); // one that may be lent is borrowed when its attempt runs
+            }
         } else if (holder.store.isStored(ref.size())) {
             try {
                 holder.store.prefetch(List.of(ref.id()));
@@ -311,7 +314,7 @@ final class NodeRuntime {
         ObjectId lost = null;
         Throwable error = null;
         try {
-            pullRemoteArguments(call, session);
+            fetchRemoteArguments(call, session, resolving);
             Object[] values = new Object[call.args().length];
             for (int i = 0; i < values.length; i++) {
                 Object arg = call.args()[i];
@@ -342,6 +345,7 @@ final class NodeRuntime {
             }
         } finally {
             pins.forEach(NodeStore.Reading::close);
+            resolving.endLoans();
             r.stop();
             Thread.interrupted();
         }
@@ -382,15 +386,19 @@ final class NodeRuntime {
         }
     }
 
-    /** Starts the pulls of an attempt's remote arguments together, when it has more than one. */
-    private void pullRemoteArguments(AttemptCall call, NodeSession session) {
+    /**
+     * Starts fetching an attempt's remote arguments together: a loan of each one a node on this
+     * host may lend ({@link #lender}), and pulls of the others when there is more than one, so
+     * the round trips overlap each other instead of adding up.
+     */
+    private void fetchRemoteArguments(AttemptCall call, NodeSession session, Resolving resolving) {
         List<AttemptCall.Ref> remote = null;
         for (Object arg : call.args()) {
             if (arg instanceof AttemptCall.Ref ref) {
-                remote = addIfRemote(ref, remote);
+                remote = fetchIfRemote(ref, session, resolving, remote);
             } else if (arg instanceof AttemptCall.RefList list) {
                 for (AttemptCall.Ref ref : list.refs()) {
-                    remote = addIfRemote(ref, remote);
+                    remote = fetchIfRemote(ref, session, resolving, remote);
                 }
             }
         }
@@ -399,13 +407,36 @@ final class NodeRuntime {
         }
     }
 
-    private List<AttemptCall.Ref> addIfRemote(AttemptCall.Ref ref, List<AttemptCall.Ref> remote) {
-        if (ref.inline() != null || store.contains(ref.id())) {
+    private List<AttemptCall.Ref> fetchIfRemote(AttemptCall.Ref ref, NodeSession session, Resolving resolving,
+                                                List<AttemptCall.Ref> remote) {
+        if (ref.inline() != null || store.contains(ref.id()) || holderInProcess(ref, session) != null) {
+            return remote;
+        }
+        int lender = lender(ref, session);
+        if (lender >= 0) {
+            resolving.borrow(ref.id(), session.peers.borrow(ref.id(), lender));
             return remote;
         }
         List<AttemptCall.Ref> out = remote == null ? new ArrayList<>() : remote;
         out.add(ref);
         return out;
+    }
+
+    /**
+     * A node holding {@code ref} in its store that may lend it to be read in place (not known
+     * to run on another host), or -1: then it is copied. Small values live on their holder's
+     * heap and are copied.
+     */
+    private int lender(AttemptCall.Ref ref, NodeSession session) {
+        if (!store.isStored(ref.size())) {
+            return -1;
+        }
+        for (int source : ref.nodes()) {
+            if (source != session.self && session.peers.mayLend(source)) {
+                return source;
+            }
+        }
+        return -1;
     }
 
     /** What resolving an attempt's arguments read, pulled, and read in place on other nodes. */
@@ -415,6 +446,8 @@ final class NodeRuntime {
         List<ObjectId> copies;
         /** Arguments read in place, each with the node whose store holds it. */
         List<Borrowed> borrowed;
+        /** Arguments borrowed from nodes of this host, by id; null if none. */
+        java.util.Map<ObjectId, SameHost.Loan> loans;
 
         record Borrowed(NodeRuntime holder, ObjectId id) {}
 
@@ -427,6 +460,29 @@ final class NodeRuntime {
                 borrowed = new ArrayList<>(2);
             }
             borrowed.add(new Borrowed(holder, id));
+        }
+
+        void borrow(ObjectId id, SameHost.Loan loan) {
+            if (loan != null) {
+                if (loans == null) {
+                    loans = new java.util.HashMap<>(4);
+                }
+                SameHost.Loan earlier = loans.putIfAbsent(id, loan);
+                if (earlier != null) {
+                    loan.close(); // the argument appears twice
+                }
+            }
+        }
+
+        SameHost.Loan loan(ObjectId id) {
+            return loans == null ? null : loans.get(id);
+        }
+
+        /** Ends every loan: the attempt is done with its arguments, or never read some. */
+        void endLoans() {
+            if (loans != null) {
+                loans.values().forEach(SameHost.Loan::close);
+            }
         }
 
         /** An argument read in place on a node that has ended since, or null. */
@@ -494,13 +550,15 @@ final class NodeRuntime {
     }
 
     /**
-     * Pins the argument where it is, in the store of a node of this process that holds it
-     * ({@link #holderInProcess}); null if none does (then it is pulled).
+     * Pins the argument where it is: in the store of a node of this process that holds it
+     * ({@link #holderInProcess}), or, lent, in the memory of a node on this host
+     * ({@link #fetchRemoteArguments}); null if neither (then it is pulled).
      */
     private NodeStore.Reading borrow(AttemptCall.Ref ref, Resolving resolving) throws InterruptedException {
         NodeRuntime holder = holderInProcess(ref, resolving.session);
         if (holder == null) {
-            return null;
+            SameHost.Loan loan = resolving.loan(ref.id());
+            return loan == null ? null : loan.await();
         }
         try {
             NodeStore.Reading reading = holder.store.open(ref.id());

@@ -314,7 +314,24 @@ public final class NodeService implements AutoCloseable {
             }
             this.leaseMillis = r.getLeaseMillis();
             this.node = new NodeSession(r.getSession(), r.getNode(), r.getInlineBelow(), codecs, (n, call, outcome) -> report(call, outcome),
-                    this::pull);
+                    new NodeSession.Peers() {
+                        @Override
+                        public long pull(ObjectId id, int source, NodeStore into) throws InterruptedException {
+                            return Session.this.pull(id, source, into);
+                        }
+
+                        @Override
+                        public SameHost.Loan borrow(ObjectId id, int source) {
+                            String at = peerAddresses.get(source);
+                            return at == null || at.isEmpty() ? null : peers.borrow(at, node.tag, id);
+                        }
+
+                        @Override
+                        public boolean mayLend(int source) {
+                            String at = peerAddresses.get(source);
+                            return at != null && !at.isEmpty() && peers.mayLend(at);
+                        }
+                    });
         }
 
         private void report(AttemptCall call, AttemptOutcome outcome) {
@@ -750,7 +767,9 @@ public final class NodeService implements AutoCloseable {
             if (lending == null) {
                 return;
             }
-            // Pinned until the caller ends the call (its deadline bounds a caller that never does).
+            // Pinned until the caller ends the call: a copy's deadline bounds a caller that never
+            // does; a loan (SameHost.Loan) lasts as long as its task, and its caller's death ends
+            // the call with the connection.
             out.setOnCancelHandler(lending::close);
             Path directory = runtime.store().directoryFile();
             out.onNext(Lent.newBuilder().setHost(SameHost.ID).setFile(lending.where().file().toString())

@@ -36,6 +36,19 @@ final class NodeSession {
         default NodeRuntime inProcess(int source) {
             return null;
         }
+
+        /**
+         * Starts borrowing object {@code id} where node {@code source} holds it, on this host, to
+         * be read in place for an attempt ({@link SameHost.Loan}); null where it must be copied.
+         */
+        default SameHost.Loan borrow(ObjectId id, int source) {
+            return null;
+        }
+
+        /** Whether node {@code source}'s objects may be borrowed rather than copied ahead. */
+        default boolean mayLend(int source) {
+            return false;
+        }
     }
 
     final long tag;

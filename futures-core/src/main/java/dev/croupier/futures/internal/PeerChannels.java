@@ -113,11 +113,7 @@ final class PeerChannels implements AutoCloseable {
      * time. The sink may be asked twice if the same-host copy fails midway.
      */
     long pull(String address, long session, ObjectId id, Sink sink) throws InterruptedException {
-        PullRequest request = PullRequest.newBuilder()
-                .setProtocolVersion(NodeService.PROTOCOL_VERSION)
-                .setSession(session)
-                .setId(WireCodec.key(id))
-                .build();
+        PullRequest request = request(session, id);
         try {
             long copied = sameHost.copy(channel(address), address, request, sink);
             if (copied >= 0) {
@@ -166,6 +162,28 @@ final class PeerChannels implements AutoCloseable {
             scope.cancel(null);
         }
         return filled == total ? total : -1;
+    }
+
+    /**
+     * Starts borrowing object {@code id} of session {@code session} from the holder at
+     * {@code address}, to be read in place ({@link SameHost#borrow}); null where the holder is
+     * known to run on another host.
+     */
+    SameHost.Loan borrow(String address, long session, ObjectId id) {
+        return sameHost.borrow(channel(address), address, request(session, id));
+    }
+
+    /** Whether objects of the holder at {@code address} may be borrowed: it is not known to run on another host. */
+    boolean mayLend(String address) {
+        return sameHost.mayLend(address);
+    }
+
+    private static PullRequest request(long session, ObjectId id) {
+        return PullRequest.newBuilder()
+                .setProtocolVersion(NodeService.PROTOCOL_VERSION)
+                .setSession(session)
+                .setId(WireCodec.key(id))
+                .build();
     }
 
     @Override

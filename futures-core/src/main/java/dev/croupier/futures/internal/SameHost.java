@@ -11,6 +11,7 @@ import io.grpc.Context;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCalls;
+import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -21,11 +22,14 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Iterator;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The same-host path of a pull: when the holder runs on this host, its store's files are this
@@ -45,16 +49,27 @@ import java.util.concurrent.TimeUnit;
  * or fallback file is mapped for one copy. A caller on another host, or one whose copy fails,
  * says so by returning -1 (and remembers an address on another host), and the pull falls back
  * to the stream. The diagnostic system property {@value #PROPERTY}{@code =false} turns the path
- * off, to measure the stream alone. Thread-safe.
+ * off, to measure the stream alone.
+ *
+ * <p>A task's argument need not be copied at all: {@link #borrow} keeps a {@code Lend} call
+ * open for as long as the task reads the object in place, in the holder's region, and ends it
+ * (which unpins) when the task is done. The copy costs the reader fresh store memory, zeroed
+ * by the kernel page by page, as well as the copy; the loan costs one round trip. A holder
+ * that dies under a loan leaves its region's pages mapped here, unchanged, until the loan
+ * ends. The diagnostic property {@value #LEND_PROPERTY}{@code =false} copies instead, to measure
+ * copies. Thread-safe.
  */
 final class SameHost {
 
     /** System property: {@code false} sends every pull over the stream. */
     static final String PROPERTY = "croupier.pull.sameHost";
+    /** System property: {@code false} copies every argument instead of borrowing it, to measure copies. */
+    static final String LEND_PROPERTY = "croupier.pull.lend";
     /** This host: its boot id and name; a random id where there is no boot id, so it matches nothing. */
     static final String ID = hostId();
 
     private final boolean enabled = !"false".equals(System.getProperty(PROPERTY));
+    private final boolean lending = enabled && !"false".equals(System.getProperty(LEND_PROPERTY));
     private final Map<String, Boolean> otherHost = new ConcurrentHashMap<>();
     /** Holders on this host by address, as their last {@code Lend} described them. */
     private final Map<String, Holder> holders = new ConcurrentHashMap<>();
@@ -219,6 +234,124 @@ final class SameHost {
         } finally {
             scope.detach(previous);
             scope.cancel(null); // ends the call: the holder unpins
+        }
+    }
+
+    /** Whether an object of the holder at {@code address} may be borrowed: it is not known to run on another host. */
+    boolean mayLend(String address) {
+        return lending && !otherHost.containsKey(address);
+    }
+
+    /**
+     * Starts borrowing object {@code request} of the holder at {@code address}: asks it to pin
+     * the object and say where it lies. The loan's {@link Loan#await} gives the reading, or
+     * null where the object must be copied. Null at once where the holder is known to run on
+     * another host.
+     */
+    Loan borrow(Channel channel, String address, PullRequest request) {
+        if (!mayLend(address)) {
+            return null;
+        }
+        Loan loan = new Loan(address);
+        try {
+            loan.call.run(() -> ClientCalls.asyncServerStreamingCall(channel.newCall(DataGrpc.getLendMethod(),
+                    CallOptions.DEFAULT), request, loan));
+        } catch (RuntimeException channelClosed) {
+            loan.close();
+            return null; // this node is stopping: the pull that follows says so
+        }
+        return loan;
+    }
+
+    /**
+     * An object of a holder on this host read in place: the holder keeps it pinned while the
+     * {@code Lend} call that asked for it stays open, which it does, with no deadline, until
+     * {@link #close}. A reader process that dies ends the call with its connection.
+     */
+    final class Loan implements NodeStore.Reading, StreamObserver<Lent> {
+        private final String address;
+        private final Context.CancellableContext call = Context.current().withCancellation();
+        private final CompletableFuture<Lent> answer = new CompletableFuture<>();
+        private Region region;
+        private MemorySegment frame;
+
+        private Loan(String address) {
+            this.address = address;
+        }
+
+        @Override
+        public void onNext(Lent lent) {
+            answer.complete(lent);
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            answer.completeExceptionally(t); // after the answer: the holder is gone; its pages stay mapped here
+        }
+
+        @Override
+        public void onCompleted() {
+            answer.completeExceptionally(new IllegalStateException("node " + address + " lent nothing"));
+        }
+
+        /**
+         * Waits for the holder's answer: this loan as a reading of the object where it lies in
+         * the holder's memory region, or null (the loan then ended) where it must be copied: the
+         * holder is on another host, has the object spilled or on its heap, or does not answer
+         * within a pull's least deadline.
+         */
+        synchronized NodeStore.Reading await() throws InterruptedException {
+            if (frame != null) {
+                return this; // the argument appears twice
+            }
+            Lent lent;
+            try {
+                lent = answer.get(PeerChannels.deadlineMillis(0), TimeUnit.MILLISECONDS);
+            } catch (ExecutionException | TimeoutException noLoan) {
+                close();
+                return null;
+            } catch (InterruptedException e) {
+                close();
+                throw e;
+            }
+            if (!lent.getHost().equals(ID)) {
+                otherHost.put(address, Boolean.TRUE);
+                close();
+                return null;
+            }
+            if (!lent.getMemoryRegion()) {
+                close();
+                return null;
+            }
+            try {
+                Region mapped = region(Path.of(lent.getFile()));
+                if (lent.getOffset() < 0 || lent.getOffset() + lent.getLength() > mapped.mapped.byteSize()) {
+                    mapped.release();
+                    close();
+                    return null;
+                }
+                region = mapped;
+                frame = mapped.mapped.asSlice(lent.getOffset(), lent.getLength());
+                return this;
+            } catch (IOException | RuntimeException unmappable) {
+                close();
+                return null;
+            }
+        }
+
+        @Override
+        public MemorySegment frame() {
+            return frame;
+        }
+
+        /** Ends the loan: unmaps its region here if no other copy or loan uses it, and ends the call, which unpins. */
+        @Override
+        public synchronized void close() {
+            if (region != null) {
+                region.release();
+                region = null;
+            }
+            call.cancel(null);
         }
     }
 

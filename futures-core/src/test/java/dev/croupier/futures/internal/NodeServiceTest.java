@@ -2,6 +2,8 @@ package dev.croupier.futures.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -266,6 +268,51 @@ class NodeServiceTest {
         }
     }
 
+    private static dev.croupier.futures.wire.PullRequest request(long session, long object) {
+        return dev.croupier.futures.wire.PullRequest.newBuilder().setSession(session)
+                .setId(WireCodec.key(new ObjectId(session, object))).build();
+    }
+
+    /**
+     * A loan keeps its object where it lies until it ends: the session that owned the object
+     * ends and another fills the store, and the borrowed bytes stay as they were; once the loan
+     * ends, the holder frees them.
+     */
+    @Test
+    void aLoanKeepsItsObjectWhereItLiesUntilItEnds() throws Exception {
+        control().register(register(0xC1C1L, 200).build());
+        StreamObserver<DriverMessage> leaving = openSession(0xC1C1L);
+        int size = 6 << 20;
+        put(0xC1C1L, new ObjectId(0xC1C1L, 1), size);
+        SameHost sameHost = new SameHost();
+        try {
+            NodeStore.Reading loan = sameHost.borrow(channels.channel(node.address()), node.address(),
+                    request(0xC1C1L, 1)).await();
+            assertNotNull(loan, "an object in the holder's memory is lent");
+            java.lang.foreign.MemorySegment frame = loan.frame();
+            assertEquals(size, frame.byteSize());
+            leaving.onCompleted();
+            while (stats().getSessionsCount() != 0) {
+                Thread.sleep(20); // the lease (200 ms) runs out and the session's object is freed
+            }
+            assertEquals(1, stats().getObjects(), "a freed object stays in memory while it is lent");
+            control().register(register(0xC2C2L, 600_000).build());
+            for (int i = 0; i < 5; i++) { // 30 MiB more through a 32 MiB store
+                put(0xC2C2L, new ObjectId(0xC2C2L, i), size, 101);
+            }
+            assertEquals(ValueFrame.MAGIC, frame.get(java.lang.foreign.ValueLayout.JAVA_BYTE, 0));
+            for (int b = 3; b < size; b += 4093) {
+                assertEquals((byte) b, frame.get(java.lang.foreign.ValueLayout.JAVA_BYTE, b), "byte " + b);
+            }
+            loan.close();
+            while (stats().getObjects() != 5) {
+                Thread.sleep(20); // the call's end reaches the holder, which unpins and frees
+            }
+        } finally {
+            sameHost.close();
+        }
+    }
+
     /** A spilled object leaves through its spill file: both paths read it there, and nothing is restored. */
     @Test
     void aSpilledObjectIsPulledFromItsSpillFileWithoutARestore() throws Exception {
@@ -276,6 +323,13 @@ class NodeServiceTest {
         }
         StatsReply before = control().stats(StatsRequest.getDefaultInstance());
         assertTrue(before.getBytesSpilled() >= 2L * size, "objects spilled: " + before);
+        SameHost lender = new SameHost();
+        try {
+            assertNull(lender.borrow(channels.channel(node.address()), node.address(), request(0xDDDDL, 0)).await(),
+                    "a spilled object is copied, not lent");
+        } finally {
+            lender.close();
+        }
         String property = System.getProperty(SameHost.PROPERTY);
         try {
             for (String sameHost : new String[] {"true", "false"}) {
@@ -417,6 +471,11 @@ class NodeServiceTest {
     }
 
     private void put(long session, ObjectId id, int bytes) throws InterruptedException {
+        put(session, id, bytes, 0);
+    }
+
+    /** Puts a frame of {@code bytes} whose byte {@code i} past the header is {@code i + seed}. */
+    private void put(long session, ObjectId id, int bytes, int seed) throws InterruptedException {
         CountDownLatch done = new CountDownLatch(1);
         StreamObserver<Chunk> out = DataGrpc.newStub(channels.channel(node.address())).put(new StreamObserver<>() {
             @Override
@@ -434,7 +493,7 @@ class NodeServiceTest {
         });
         byte[] frame = new byte[bytes];
         for (int i = 0; i < bytes; i++) {
-            frame[i] = (byte) i;
+            frame[i] = (byte) (i + seed);
         }
         frame[0] = ValueFrame.MAGIC;
         frame[1] = ValueFrame.VERSION;
