@@ -322,14 +322,14 @@ public final class NodeService implements AutoCloseable {
 
                         @Override
                         public SameHost.Loan borrow(ObjectId id, int source) {
-                            String at = peerAddresses.get(source);
-                            return at == null || at.isEmpty() ? null : peers.borrow(at, node.tag, id);
+                            String at = peerAddress(source);
+                            return at == null ? null : peers.borrow(at, node.tag, id);
                         }
 
                         @Override
                         public boolean mayLend(int source) {
-                            String at = peerAddresses.get(source);
-                            return at != null && !at.isEmpty() && peers.mayLend(at);
+                            String at = peerAddress(source);
+                            return at != null && peers.mayLend(at);
                         }
                     });
         }
@@ -348,9 +348,15 @@ public final class NodeService implements AutoCloseable {
             sender.add(WireCodec.toWire(outcome, node.codecs));
         }
 
-        private long pull(ObjectId id, int source, NodeStore into) throws InterruptedException {
+        /** The address of the session's node {@code source}, or null if the driver has not said it. */
+        private String peerAddress(int source) {
             String at = peerAddresses.get(source);
-            if (at == null || at.isEmpty()) {
+            return at == null || at.isEmpty() ? null : at;
+        }
+
+        private long pull(ObjectId id, int source, NodeStore into) throws InterruptedException {
+            String at = peerAddress(source);
+            if (at == null) {
                 return -1;
             }
             long bytes = peers.pull(at, node.tag, id, into);

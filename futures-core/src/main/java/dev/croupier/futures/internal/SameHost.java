@@ -20,7 +20,6 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.Iterator;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -178,9 +177,9 @@ final class SameHost {
     /**
      * Copies the object through the holder's file into what {@code sink} gives: as the holder's
      * directory lists it when an earlier {@code Lend} named the directory, else as a
-     * {@code Lend} call says. Returns its size, or -1 where the stream must be used: another
-     * host, no such file, a failed copy. Throws {@link StatusRuntimeException} NOT_FOUND when
-     * the holder has no such object.
+     * {@code Lend} call says (a loan ended once the copy is made). Returns its size, or -1 where
+     * the stream must be used: another host, no such file, a failed copy. Throws
+     * {@link StatusRuntimeException} NOT_FOUND when the holder has no such object.
      */
     long copy(Channel channel, String address, PullRequest request, PeerChannels.Sink sink)
             throws InterruptedException {
@@ -194,27 +193,21 @@ final class SameHost {
                 return copied;
             }
         }
-        Context.CancellableContext scope = Context.current().withCancellation();
-        Context previous = scope.attach();
+        Loan loan = lend(channel, address, request);
+        if (loan == null) {
+            return -1;
+        }
         try {
-            Iterator<Lent> answer = ClientCalls.blockingServerStreamingCall(channel, DataGrpc.getLendMethod(),
-                    CallOptions.DEFAULT.withDeadlineAfter(PeerChannels.deadlineMillis(0), TimeUnit.MILLISECONDS),
-                    request);
-            Lent lent = answer.next();
-            if (!lent.getHost().equals(ID)) {
-                otherHost.put(address, Boolean.TRUE);
+            Lent lent = loan.answer();
+            if (lent == null) {
                 return -1;
             }
             if (lent.getMemoryRegion()) {
-                if (!lent.getDirectory().isEmpty()) {
-                    holders.put(address, new Holder(Path.of(lent.getFile()), Path.of(lent.getDirectory())));
+                MemorySegment frame = loan.map(lent);
+                if (frame == null) {
+                    return -1;
                 }
-                Region region = region(Path.of(lent.getFile()));
-                try {
-                    copyOut(region.mapped, lent.getOffset(), lent.getLength(), sink);
-                } finally {
-                    region.release();
-                }
+                copyOut(frame, 0, lent.getLength(), sink);
             } else {
                 // A spill or fallback file: mapped for this copy only.
                 try (Arena mapping = Arena.ofConfined();
@@ -224,16 +217,13 @@ final class SameHost {
                 }
             }
             return lent.getLength();
-        } catch (StatusRuntimeException e) {
-            if (e.getStatus().getCode() == Status.Code.NOT_FOUND) {
-                throw e;
-            }
-            return -1; // not lendable (a heap value, a compressed spill), or the holder is gone: the stream says
         } catch (IOException | RuntimeException e) {
+            if (e instanceof StatusRuntimeException notFound) {
+                throw notFound;
+            }
             return -1;
         } finally {
-            scope.detach(previous);
-            scope.cancel(null); // ends the call: the holder unpins
+            loan.close(); // the holder unpins
         }
     }
 
@@ -249,24 +239,26 @@ final class SameHost {
      * another host.
      */
     Loan borrow(Channel channel, String address, PullRequest request) {
-        if (!mayLend(address)) {
-            return null;
-        }
+        return mayLend(address) ? lend(channel, address, request) : null;
+    }
+
+    /** Starts a {@code Lend} call; null if this node's channel cannot start one (it is stopping). */
+    private Loan lend(Channel channel, String address, PullRequest request) {
         Loan loan = new Loan(address);
         try {
             loan.call.run(() -> ClientCalls.asyncServerStreamingCall(channel.newCall(DataGrpc.getLendMethod(),
                     CallOptions.DEFAULT), request, loan));
         } catch (RuntimeException channelClosed) {
             loan.close();
-            return null; // this node is stopping: the pull that follows says so
+            return null; // the pull that follows says so
         }
         return loan;
     }
 
     /**
-     * An object of a holder on this host read in place: the holder keeps it pinned while the
-     * {@code Lend} call that asked for it stays open, which it does, with no deadline, until
-     * {@link #close}. A reader process that dies ends the call with its connection.
+     * An object of a holder on this host, pinned while the {@code Lend} call that asked for it
+     * stays open, which it does, with no deadline, until {@link #close}: for one copy, or, read
+     * in place, for a task. A reader process that dies ends the call with its connection.
      */
     final class Loan implements NodeStore.Reading, StreamObserver<Lent> {
         private final String address;
@@ -295,10 +287,54 @@ final class SameHost {
         }
 
         /**
+         * Waits for the holder's answer, within a pull's least deadline. Null where the object
+         * is not lent here: the holder is on another host (remembered), or failed, or did not
+         * answer. The holder's directory, if it names one, is remembered for later copies.
+         *
+         * @throws StatusRuntimeException NOT_FOUND if the holder has no such object
+         */
+        Lent answer() throws InterruptedException {
+            Lent lent;
+            try {
+                lent = answer.get(PeerChannels.deadlineMillis(0), TimeUnit.MILLISECONDS);
+            } catch (TimeoutException silent) {
+                return null;
+            } catch (ExecutionException failed) {
+                if (failed.getCause() instanceof StatusRuntimeException e && e.getStatus().getCode() == Status.Code.NOT_FOUND) {
+                    throw e;
+                }
+                return null; // not lendable (a heap value, a compressed spill), or the holder is gone
+            }
+            if (!lent.getHost().equals(ID)) {
+                otherHost.put(address, Boolean.TRUE);
+                return null;
+            }
+            if (lent.getMemoryRegion() && !lent.getDirectory().isEmpty()) {
+                holders.put(address, new Holder(Path.of(lent.getFile()), Path.of(lent.getDirectory())));
+            }
+            return lent;
+        }
+
+        /** Maps the holder's region here and returns the object's bytes in it; null if it cannot. */
+        synchronized MemorySegment map(Lent lent) {
+            try {
+                Region mapped = region(Path.of(lent.getFile()));
+                if (lent.getOffset() < 0 || lent.getOffset() + lent.getLength() > mapped.mapped.byteSize()) {
+                    mapped.release();
+                    return null; // not this region's object
+                }
+                region = mapped;
+                frame = mapped.mapped.asSlice(lent.getOffset(), lent.getLength());
+                return frame;
+            } catch (IOException | RuntimeException unmappable) {
+                return null;
+            }
+        }
+
+        /**
          * Waits for the holder's answer: this loan as a reading of the object where it lies in
          * the holder's memory region, or null (the loan then ended) where it must be copied: the
-         * holder is on another host, has the object spilled or on its heap, or does not answer
-         * within a pull's least deadline.
+         * holder is on another host, has the object spilled or on its heap, or does not answer.
          */
         synchronized NodeStore.Reading await() throws InterruptedException {
             if (frame != null) {
@@ -306,37 +342,18 @@ final class SameHost {
             }
             Lent lent;
             try {
-                lent = answer.get(PeerChannels.deadlineMillis(0), TimeUnit.MILLISECONDS);
-            } catch (ExecutionException | TimeoutException noLoan) {
-                close();
-                return null;
+                lent = answer();
+            } catch (StatusRuntimeException notFound) {
+                lent = null; // the pull that follows says so
             } catch (InterruptedException e) {
                 close();
                 throw e;
             }
-            if (!lent.getHost().equals(ID)) {
-                otherHost.put(address, Boolean.TRUE);
+            if (lent == null || !lent.getMemoryRegion() || map(lent) == null) {
                 close();
                 return null;
             }
-            if (!lent.getMemoryRegion()) {
-                close();
-                return null;
-            }
-            try {
-                Region mapped = region(Path.of(lent.getFile()));
-                if (lent.getOffset() < 0 || lent.getOffset() + lent.getLength() > mapped.mapped.byteSize()) {
-                    mapped.release();
-                    close();
-                    return null;
-                }
-                region = mapped;
-                frame = mapped.mapped.asSlice(lent.getOffset(), lent.getLength());
-                return this;
-            } catch (IOException | RuntimeException unmappable) {
-                close();
-                return null;
-            }
+            return this;
         }
 
         @Override
