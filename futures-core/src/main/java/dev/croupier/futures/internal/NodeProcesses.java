@@ -44,6 +44,9 @@ final class NodeProcesses implements AutoCloseable {
     /** The cache node 0 of this run writes when it exits, under a name of its own, and where it goes. */
     private Path training;
     private Path trained;
+    /** The node writing {@link #training}, and whether it served: a cache of a failed start is not kept. */
+    private volatile Process trainer;
+    private volatile boolean trainerServed;
     /** Set when a node failed to start: its log, which the error names, outlives close. */
     private volatile boolean keepLogs;
 
@@ -157,7 +160,8 @@ final class NodeProcesses implements AutoCloseable {
         List<String> flags = nodeFlags(ManagementFactory.getRuntimeMXBean().getInputArguments(), crowded);
         command.addAll(flags);
         String classPath = nodeClassPath(System.getProperty("java.class.path"), System.getProperty("jdk.module.path"));
-        command.addAll(aheadOfTimeCache(id, flags, classPath));
+        List<String> cache = aheadOfTimeCache(id, flags, classPath);
+        command.addAll(cache);
         command.add("-cp");
         command.add(classPath);
         command.add("dev.croupier.futures.NodeServer");
@@ -179,6 +183,9 @@ final class NodeProcesses implements AutoCloseable {
         try {
             Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()))
                     .start();
+            if (cache.stream().anyMatch(f -> f.startsWith("-XX:AOTCacheOutput"))) {
+                trainer = p;
+            }
             Process previous = byId.put(id, p);
             if (previous != null) {
                 previous.destroyForcibly(); // an earlier incarnation that went silent
@@ -248,17 +255,27 @@ final class NodeProcesses implements AutoCloseable {
         return tmp.resolve(CACHE_PREFIX + Integer.toUnsignedString(key.toString().hashCode(), 36) + ".aot");
     }
 
+    /** Whether {@code trainer}'s cache stands for a run: it served ({@code served}), then exited 0 as a stopped node does. */
+    static boolean trainedWell(Process trainer, boolean served) {
+        return trainer != null && served && !trainer.isAlive() && trainer.exitValue() == 0;
+    }
+
     /** Caches kept in the temporary folder: a few builds or class paths in turn. */
     private static final int CACHES_KEPT = 4;
     private static final String CACHE_PREFIX = "croupier-node-";
 
-    /** Moves the cache node 0 wrote into place and deletes the least recently used beyond {@link #CACHES_KEPT}. */
+    /**
+     * Moves the cache node 0 wrote into place, if it served and then exited as asked, and
+     * deletes the least recently used beyond {@link #CACHES_KEPT}. A node that failed to start
+     * still writes a cache when its JVM exits, of the little it ran; kept, it would stand for
+     * every later run of the same build.
+     */
     private synchronized void keepTrainedCache() {
         if (training == null) {
             return;
         }
         try {
-            if (Files.isRegularFile(training)) {
+            if (trainedWell(trainer, trainerServed) && Files.isRegularFile(training)) {
                 Files.move(training, trained, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
                         java.nio.file.StandardCopyOption.REPLACE_EXISTING);
             }
@@ -317,6 +334,9 @@ final class NodeProcesses implements AutoCloseable {
             throw new CroupierException(ErrorCode.UNAVAILABLE, "node process " + id + " " + why + "; its log: " + log
                     + tail(log));
         }
+        if (p == trainer) {
+            trainerServed = true;
+        }
         // The node writes nothing more to its output; drain it anyway so it can never block.
         Thread.ofPlatform().daemon().name("croupier-node-" + id + "-stdout").start(() -> {
             try {
@@ -328,20 +348,35 @@ final class NodeProcesses implements AutoCloseable {
         return address[0];
     }
 
-    /** The log's last line that is not a stack frame: the error, or the root cause of one. */
+    /** What a node's log says of why it ended ({@link #reason}), as a clause of an error; "" if nothing. */
     private static String tail(Path log) {
         try {
-            List<String> lines = Files.readAllLines(log);
-            for (int i = lines.size() - 1; i >= 0; i--) {
-                String line = lines.get(i);
-                if (!line.isBlank() && !Character.isWhitespace(line.charAt(0))) {
-                    return "; it says: " + line;
-                }
-            }
-            return "";
+            String reason = reason(Files.readAllLines(log));
+            return reason == null ? "" : "; it says: " + reason;
         } catch (IOException e) {
             return "";
         }
+    }
+
+    /**
+     * The line of a node's log that says why it ended: its own last ({@code croupier node: ...}),
+     * else the last that is neither a stack frame nor a notice of the JVM's; null if none. A JVM
+     * exiting with a cache to write starts another that announces its options
+     * ({@code Picked up JAVA_TOOL_OPTIONS: ...}, the whole class path) after the node's line.
+     */
+    static String reason(List<String> lines) {
+        String last = null;
+        for (int i = lines.size() - 1; i >= 0; i--) {
+            String line = lines.get(i);
+            if (line.startsWith("croupier ")) {
+                return line;
+            }
+            if (last == null && !line.isBlank() && !Character.isWhitespace(line.charAt(0))
+                    && !line.startsWith("Picked up ")) {
+                last = line;
+            }
+        }
+        return last;
     }
 
     /** The process id of node {@code id}; -1 if it is not running. */
