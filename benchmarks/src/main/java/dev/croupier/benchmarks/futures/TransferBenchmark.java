@@ -22,7 +22,13 @@ import java.util.concurrent.TimeUnit;
  *
  * <pre>
  * java -cp benchmarks/target/benchmarks.jar dev.croupier.benchmarks.futures.TransferBenchmark \
- *     [object sizes in MiB = 1,64] [GiB moved per size = 2] [modes = processes] [warm-up seconds = 0]
+ *     [object sizes = 1,64] [GiB moved per size = 2] [modes = processes] [warm-up seconds = 0]
+ * </pre>
+ *
+ * An object size is MiB when a bare number, else a size as every Croupier flag writes one
+ * ({@code 64k}, {@code 256KiB}, {@code 1.5m}).
+ *
+ * <pre>
  * </pre>
  *
  * One consumer task reads a batch of objects (up to 128 MiB), one pull after another, as a
@@ -56,15 +62,16 @@ public final class TransferBenchmark {
                 try (SecuredNodes nodes = SecuredNodes.start(mode.trim(), work);
                      Cluster c = nodes.driver()) {
                     for (String s : sizes) {
-                        long bytes = Long.parseLong(s.trim()) << 20;
+                        long bytes = s.trim().matches("\\d+") ? Long.parseLong(s.trim()) << 20
+                                : dev.croupier.futures.NodeServer.parseSize("object size", s.trim());
                         int count = (int) Math.max(4, (long) (gib * (1L << 30)) / bytes);
                         long warmUntil = System.nanoTime() + (long) (warmSeconds * 1e9);
                         do {
                             pullRate(c, bytes, Math.min(count, 8));
                         } while (System.nanoTime() < warmUntil);
                         double pulled = pullRate(c, bytes, count);
-                        System.out.printf("%-9s %4d MiB objects: pulls %.0f MB/s (same-host path %s, loans %s),"
-                                        + " memory copy %.0f MB/s%n", mode.trim(), bytes >> 20, pulled / 1e6,
+                        System.out.printf("%-9s %8s objects: pulls %.0f MB/s (same-host path %s, loans %s),"
+                                        + " memory copy %.0f MB/s%n", mode.trim(), size(bytes), pulled / 1e6,
                                 "false".equals(System.getProperty("croupier.pull.sameHost")) ? "off" : "on",
                                 "false".equals(System.getProperty("croupier.pull.lend"))
                                         || "false".equals(System.getProperty("croupier.pull.sameHost")) ? "off" : "on",
@@ -77,6 +84,11 @@ public final class TransferBenchmark {
                 paths.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
             }
         }
+    }
+
+    /** {@code bytes} as the largest whole unit: 64 KiB, 1 MiB. */
+    private static String size(long bytes) {
+        return bytes % (1L << 20) == 0 ? (bytes >> 20) + " MiB" : bytes % 1024 == 0 ? (bytes >> 10) + " KiB" : bytes + " B";
     }
 
     /**
