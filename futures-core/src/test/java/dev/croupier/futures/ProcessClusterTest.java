@@ -160,6 +160,38 @@ class ProcessClusterTest {
         }
     }
 
+    /**
+     * A stored argument under the loan bound is copied out of its holder's memory, without a
+     * call, rather than borrowed with one; the bytes read are the holder's either way.
+     */
+    @Test
+    void aStoredArgumentUnderTheLoanBoundIsCopiedNotBorrowed() {
+        try (Cluster c = processes(2).objectStoreBytes(64L << 20).start()) {
+            long bytes = 256L << 10;
+            ObjectRef<MemorySegment> small = c.task((Long n) -> {
+                MemorySegment out = TaskOutput.allocate(n);
+                for (long i = 0; i < n; i++) {
+                    out.set(ValueLayout.JAVA_BYTE, i, (byte) i);
+                }
+                return out;
+            }, bytes).onNode(0, Affinity.HARD).remote();
+            ObjectRef<Long> read = c.task((MemorySegment s) -> {
+                long sum = 0;
+                for (long b = 0; b < s.byteSize(); b++) {
+                    sum += s.get(ValueLayout.JAVA_BYTE, b);
+                }
+                return sum;
+            }, small).onNode(1, Affinity.HARD).remote();
+            long expected = 0;
+            for (long i = 0; i < bytes; i++) {
+                expected += (byte) i;
+            }
+            assertEquals(expected, read.get());
+            long fetched = c.stats().nodes().get(1).bytesFetched();
+            assertTrue(fetched >= bytes && fetched < 2 * bytes, "node 1 copied the object (its frame): " + fetched);
+        }
+    }
+
     @Test
     void aTaskThatThrowsFailsWithItsExceptionAndDependentsFail() {
         try (Cluster c = processes(2).start()) {

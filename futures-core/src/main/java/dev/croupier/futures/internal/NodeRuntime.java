@@ -425,10 +425,10 @@ final class NodeRuntime {
     /**
      * A node holding {@code ref} in its store that may lend it to be read in place (not known
      * to run on another host), or -1: then it is copied. Small values live on their holder's
-     * heap and are copied.
+     * heap, and objects under {@link SameHost#LEND_MIN_BYTES} cost less to copy than a loan's call.
      */
     private int lender(AttemptCall.Ref ref, NodeSession session) {
-        if (!store.isStored(ref.size())) {
+        if (!store.isStored(ref.size()) || ref.size() < SameHost.LEND_MIN_BYTES) {
             return -1;
         }
         for (int source : ref.nodes()) {

@@ -64,6 +64,15 @@ final class SameHost {
     static final String PROPERTY = "croupier.pull.sameHost";
     /** System property: {@code false} copies every argument instead of borrowing it, to measure copies. */
     static final String LEND_PROPERTY = "croupier.pull.lend";
+    /**
+     * The smallest object borrowed rather than copied. A loan costs a call (about 65-125 µs
+     * here, most of it on the two nodes' CPUs) whatever the size; a copy out of the holder's
+     * directory costs no call and about 25 µs plus 90 µs per MiB. Between two node processes
+     * (docs/benchmarks.md, "Loans for large objects only"), copies moved 128 KiB objects 3.5
+     * times faster than loans and 512 KiB ones faster still, loans 1 MiB objects faster (and a
+     * reader of every byte pays the loan's page faults besides): so loans from 1 MiB up.
+     */
+    static final long LEND_MIN_BYTES = 1 << 20;
     /** This host: its boot id and name; a random id where there is no boot id, so it matches nothing. */
     static final String ID = hostId();
 
