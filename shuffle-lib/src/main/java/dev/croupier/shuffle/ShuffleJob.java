@@ -70,6 +70,8 @@ public final class ShuffleJob<I, B, O> {
             long mergeTargetBytes,
             int mapsPerRound,
             long inputBytes,
+            /* -1 when not given */
+            long outputBytes,
             Duration speculateAfter,
             Duration bestEffortMergeTimeout,
             long splitPartitionsAbove,
@@ -96,6 +98,8 @@ public final class ShuffleJob<I, B, O> {
         private long mergeTargetBytes;
         private int mapsPerRound;
         private long inputBytes;
+        /** Null: not given, counted as the input's size. */
+        private Long outputBytes;
         private Duration speculateAfter;
         private Duration bestEffortMergeTimeout;
         private long splitPartitionsAbove;
@@ -199,6 +203,16 @@ public final class ShuffleJob<I, B, O> {
         }
 
         /**
+         * Total bytes the reducers' outputs keep in the stores, when known: 0 for reducers that
+         * write their outputs elsewhere (a file) and return a count. Guides AUTO, which otherwise
+         * counts them as large as the input.
+         */
+        public Builder<I, B, O> outputBytes(long bytes) {
+            this.outputBytes = bytes;
+            return this;
+        }
+
+        /**
          * Speculation: once three quarters of the map tasks are done, a map task still running
          * {@code after} since the phase began gets a duplicate; the first to finish wins and
          * the other is cancelled. Off by default.
@@ -266,6 +280,7 @@ public final class ShuffleJob<I, B, O> {
             check(mergeTargetBytes >= 0, "mergeTargetBytes", mergeTargetBytes, ">= 0");
             check(mapsPerRound >= 0 && mapsPerRound <= 1 << 20, "mapsPerRound", mapsPerRound, "1..1048576");
             check(inputBytes >= 0, "inputBytes", inputBytes, ">= 0");
+            check(outputBytes == null || outputBytes >= 0, "outputBytes", outputBytes, ">= 0");
             check(speculateAfter == null || !speculateAfter.isNegative(), "speculateAfter", speculateAfter, ">= 0");
             check(bestEffortMergeTimeout == null || !bestEffortMergeTimeout.isNegative(),
                     "bestEffortMerge", bestEffortMergeTimeout, ">= 0");
@@ -278,7 +293,7 @@ public final class ShuffleJob<I, B, O> {
             }
             return new ShuffleJob<>(new Plan<>(name, inputs, source, mappers, mapper, merger, reducer, blockSize,
                     streamingReducer, splitter, partitions, strategy, mergeFactor, mergeTargetBytes,
-                    mapsPerRound, inputBytes, speculateAfter, bestEffortMergeTimeout, splitPartitionsAbove,
+                    mapsPerRound, inputBytes, outputBytes == null ? -1 : outputBytes, speculateAfter, bestEffortMergeTimeout, splitPartitionsAbove,
                     roundListener));
         }
 

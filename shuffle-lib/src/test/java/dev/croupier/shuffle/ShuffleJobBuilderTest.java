@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.croupier.futures.Cluster;
 import dev.croupier.futures.CroupierException;
 import dev.croupier.futures.ErrorCode;
 import java.lang.foreign.MemorySegment;
@@ -34,6 +35,7 @@ class ShuffleJobBuilderTest {
         assertNames("merger", () -> valid().strategy(Strategy.MAGNET).build());
         assertNames("streamingReducer", () -> valid().strategy(Strategy.STREAMING).build());
         assertNames("mergeFactor = 1", () -> valid().mergeFactor(1).build());
+        assertNames("outputBytes = -1", () -> valid().outputBytes(-1).build());
         assertNames("speculateAfter", () -> valid().speculateAfter(Duration.ofSeconds(-1)).build());
         assertNames("splitPartitionsAbove", () -> valid().splitPartitionsAbove(100, null).build());
         assertNames("mappers = 0", () -> valid().source(0, i -> LongBlocks.of()).build());
@@ -48,5 +50,28 @@ class ShuffleJobBuilderTest {
         assertNames("splitPartitionsAbove = 100", () -> valid()
                 .positionedReducer(MemorySegment::byteSize, (p, position, blocks) -> blocks.getFirst())
                 .splitPartitionsAbove(100, (p, block, ways) -> java.util.List.of(block)).build());
+    }
+
+    /**
+     * AUTO runs SIMPLE while the map outputs and the reduce outputs the stores keep fit in three
+     * quarters of their memory, PUSH_PIPELINED beyond; outputs written elsewhere
+     * ({@code outputBytes(0)}) do not count. Two nodes of 64 MiB: 96 MiB may be held.
+     */
+    @Test
+    void autoRunsSimpleWhileWhatTheStoresHoldFitsInThreeQuartersOfThem() {
+        try (Cluster c = Cluster.builder().nodes(2).objectStoreBytes(64L << 20).start()) {
+            assertEquals(Strategy.SIMPLE, chosen(c, valid().inputBytes(48L << 20)), "48 MiB in, 48 kept out");
+            assertEquals(Strategy.PUSH_PIPELINED, chosen(c, valid().inputBytes((48L << 20) + 1)));
+            assertEquals(Strategy.SIMPLE, chosen(c, valid().inputBytes(96L << 20).outputBytes(0)), "outputs in a file");
+            assertEquals(Strategy.PUSH_PIPELINED, chosen(c, valid().inputBytes((96L << 20) + 1).outputBytes(0)));
+            assertEquals(Strategy.PUSH_PIPELINED, chosen(c, valid().inputBytes(16L << 20).outputBytes(81L << 20)));
+        }
+    }
+
+    private static Strategy chosen(Cluster c, ShuffleJob.Builder<MemorySegment, MemorySegment, MemorySegment> job) {
+        try (ShuffleResult<MemorySegment> r = job.merger(LongBlocks::mergeBlocks).build().run(c)) {
+            r.outputs().forEach(o -> o.ref().get()); // every strategy gives the same outputs; the choice is the point
+            return r.strategy();
+        }
     }
 }

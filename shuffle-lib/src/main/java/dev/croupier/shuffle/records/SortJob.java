@@ -90,8 +90,9 @@ public final class SortJob {
         KeyComparator order = b.order;
         String path = file.toString(); // a Path is not serializable; tasks carry its string
         return run(cluster, (ShuffleJob.Builder<MemorySegment, MemorySegment, Long> shuffle) ->
-                shuffle.positionedReducer(MemorySegment::byteSize, (int p, long position, List<MemorySegment> blocks) ->
-                        sortAndWrite(layout, blocks, order, path, position, false)));
+                shuffle.outputBytes(0).positionedReducer(MemorySegment::byteSize,
+                        (int p, long position, List<MemorySegment> blocks) ->
+                                sortAndWrite(layout, blocks, order, path, position, false)));
     }
 
     /**
@@ -108,7 +109,7 @@ public final class SortJob {
         KeyComparator order = b.order;
         String folder = dir.toString();
         return run(cluster, (ShuffleJob.Builder<MemorySegment, MemorySegment, Long> shuffle) ->
-                shuffle.reducer((int p, List<MemorySegment> blocks) -> sortAndWrite(layout, blocks, order,
+                shuffle.outputBytes(0).reducer((int p, List<MemorySegment> blocks) -> sortAndWrite(layout, blocks, order,
                         Path.of(folder, String.format(Locale.ROOT, nameFormat, p)).toString(), 0, true)));
     }
 

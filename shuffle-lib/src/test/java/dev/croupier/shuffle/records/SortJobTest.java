@@ -95,6 +95,31 @@ class SortJobTest {
         assertEquals(SortBenchmarkRecords.validate(in).checksum(), output.checksum());
     }
 
+    /**
+     * A sort written into a file keeps only its map outputs in the stores, so AUTO counts only
+     * them: 10 MB of records on 16 MiB of stores run SIMPLE into a file, and PUSH_PIPELINED
+     * when the sorted ranges stay in the stores as well.
+     */
+    @org.junit.jupiter.api.Test
+    void autoCountsTheOutputsOnlyOfASortThatKeepsThemInTheStores() throws IOException {
+        Path in = dir.resolve("in");
+        Path out = Files.createFile(dir.resolve("out"));
+        SortBenchmarkRecords.writeFile(in, 100_000, 44, 2);
+        Path spill = Files.createDirectories(dir.resolve("spill"));
+        try (Cluster cluster = Cluster.builder().nodes(2).cpusPerNode(1).objectStoreBytes(8L << 20)
+                .spillDirectory(spill).start()) {
+            SortJob job = SortJob.builder().inputFile(in).mappers(4).partitions(4).build();
+            try (ShuffleResult<Long> written = job.runInto(cluster, out)) {
+                written.values();
+                assertEquals(Strategy.SIMPLE, written.strategy());
+            }
+            try (ShuffleResult<MemorySegment> kept = job.run(cluster)) {
+                kept.values();
+                assertEquals(Strategy.PUSH_PIPELINED, kept.strategy());
+            }
+        }
+    }
+
     @org.junit.jupiter.api.Test
     void reducersWriteOnePartFilePerRange() throws IOException {
         Path in = dir.resolve("in");
