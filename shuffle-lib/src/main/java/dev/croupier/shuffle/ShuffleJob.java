@@ -293,7 +293,8 @@ public final class ShuffleJob<I, B, O> {
             }
             return new ShuffleJob<>(new Plan<>(name, inputs, source, mappers, mapper, merger, reducer, blockSize,
                     streamingReducer, splitter, partitions, strategy, mergeFactor, mergeTargetBytes,
-                    mapsPerRound, inputBytes, outputBytes == null ? -1 : outputBytes, speculateAfter, bestEffortMergeTimeout, splitPartitionsAbove,
+                    mapsPerRound, inputBytes, outputBytes == null ? -1 : outputBytes, speculateAfter,
+                    bestEffortMergeTimeout, splitPartitionsAbove,
                     roundListener));
         }
 

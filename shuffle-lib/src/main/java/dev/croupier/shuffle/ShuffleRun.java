@@ -58,9 +58,9 @@ final class ShuffleRun<I, B, O> {
      * (as large as the input unless the job says, {@code outputBytes}), fits in three quarters
      * of the cluster's store memory (the paper's Figure 10(c): in memory, merging only adds
      * copies), PUSH_PIPELINED beyond (its Figure 10(a): out of core, merged blocks and bounded
-     * rounds avoid small random I/O). Sorts of 4 and 5 GiB written in place on 6.8 GiB of
-     * stores ran faster on SIMPLE, which spilled nothing, than on PUSH_PIPELINED, which spilled
-     * at 5 (docs/benchmarks.md).
+     * rounds avoid small random I/O). On 6.8 GiB of stores, sorts of 4 and 5 GiB written into a
+     * file ran no slower on SIMPLE, which spilled nothing, than on PUSH_PIPELINED, which spilled
+     * at 5, and a 2 GiB sort kept in memory ran 1.6 times faster (docs/benchmarks.md).
      */
     Strategy resolve(Strategy requested) {
         if (requested != Strategy.AUTO) {

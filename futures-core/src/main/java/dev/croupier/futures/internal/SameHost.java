@@ -69,8 +69,8 @@ final class SameHost {
      * here, most of it on the two nodes' CPUs) whatever the size; a copy out of the holder's
      * directory costs no call and about 25 µs plus 90 µs per MiB. Between two node processes
      * (docs/benchmarks.md, "Loans for large objects only"), copies moved 128 KiB objects 3.5
-     * times faster than loans and 512 KiB ones faster still, loans 1 MiB objects faster (and a
-     * reader of every byte pays the loan's page faults besides): so loans from 1 MiB up.
+     * times faster than loans and 512 KiB ones faster too; at 1 MiB the two were level, and a
+     * reader of every byte pays a loan's page faults besides: so loans from 1 MiB up.
      */
     static final long LEND_MIN_BYTES = 1 << 20;
     /** This host: its boot id and name; a random id where there is no boot id, so it matches nothing. */
