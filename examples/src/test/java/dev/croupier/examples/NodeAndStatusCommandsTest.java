@@ -134,4 +134,21 @@ class NodeAndStatusCommandsTest {
         assertEquals(List.of("croupier node: --classpath entry '" + spill.resolve("missing.jar") + "' does not exist"),
                 output.lines().toList());
     }
+
+    /** A memory folder the store cannot use is refused in one line naming the flag and the folder. */
+    @Test
+    void aNodeRefusesAMemoryFolderItCannotUseNamingTheFlag() throws Exception {
+        Path missing = spill.resolve("no-such-folder");
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), CroupierCli.class.getName(), "node",
+                "--port", "0", "--spill-dir", spill.toString(), "--memory-dir", missing.toString()));
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        nodes.add(p);
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the node should have refused to start");
+        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(1, p.exitValue(), output);
+        assertEquals(List.of("croupier node: --memory-dir = " + missing + " is not an existing writable directory"),
+                output.lines().toList());
+    }
 }

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -122,7 +123,7 @@ public final class NodeServer implements AutoCloseable {
         try {
             node = b.start();
         } catch (CroupierException e) {
-            System.err.println("croupier node: " + e.getMessage());
+            System.err.println("croupier node: " + asFlags(e.getMessage()));
             System.exit(1);
             return;
         } catch (RuntimeException | Error e) {
@@ -153,6 +154,26 @@ public final class NodeServer implements AutoCloseable {
         System.out.println(READY + node.address());
         System.out.flush();
         node.awaitTermination();
+    }
+
+    /**
+     * The builders' knobs a refusal names, as the flags that set them: the builders speak to
+     * code, a node's refusal to whoever typed its command line.
+     */
+    private static final Map<String, String> FLAG_OF_KNOB = Map.of(
+            "NodeServer.Builder.port", "--port",
+            "NodeServer.Builder.cpus", "--cpus",
+            "NodeServer.Builder.objectStoreBytes", "--store-memory",
+            "NodeServer.Builder.metricsPort", "--metrics-port",
+            "memoryDirectory", "--memory-dir");
+
+    /** {@code message} with each knob it names replaced by its flag. */
+    static String asFlags(String message) {
+        String out = message;
+        for (Map.Entry<String, String> knob : FLAG_OF_KNOB.entrySet()) {
+            out = out.replace(knob.getKey(), knob.getValue());
+        }
+        return out;
     }
 
     /** The whole number a flag was given; refused naming the flag. */
