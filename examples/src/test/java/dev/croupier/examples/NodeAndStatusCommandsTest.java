@@ -138,7 +138,7 @@ class NodeAndStatusCommandsTest {
     /** A memory folder the store cannot use is refused in one line naming the flag and the folder. */
     @Test
     void aNodeRefusesAMemoryFolderItCannotUseNamingTheFlag() throws Exception {
-        Path missing = spill.resolve("no-such-folder");
+        Path missing = spill.resolve("memoryDirectory");
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
         command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
         command.addAll(List.of("-cp", System.getProperty("java.class.path"), CroupierCli.class.getName(), "node",

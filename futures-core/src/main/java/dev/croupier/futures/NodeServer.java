@@ -167,13 +167,17 @@ public final class NodeServer implements AutoCloseable {
             "NodeServer.Builder.metricsPort", "--metrics-port",
             "memoryDirectory", "--memory-dir");
 
-    /** {@code message} with each knob it names replaced by its flag. */
+    /**
+     * {@code message} with the knob it starts with ({@code knob = value ...}) named by its flag;
+     * only there, so that a folder's name that happens to contain a knob's is left as it is.
+     */
     static String asFlags(String message) {
-        String out = message;
         for (Map.Entry<String, String> knob : FLAG_OF_KNOB.entrySet()) {
-            out = out.replace(knob.getKey(), knob.getValue());
+            if (message.startsWith(knob.getKey() + " = ")) {
+                return knob.getValue() + message.substring(knob.getKey().length());
+            }
         }
-        return out;
+        return message;
     }
 
     /** The whole number a flag was given; refused naming the flag. */
