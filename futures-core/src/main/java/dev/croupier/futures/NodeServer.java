@@ -168,16 +168,16 @@ public final class NodeServer implements AutoCloseable {
             "memoryDirectory", "--memory-dir");
 
     /**
-     * {@code message} with the knob it starts with ({@code knob = value ...}) named by its flag;
-     * only there, so that a folder's name that happens to contain a knob's is left as it is.
+     * {@code message} with each {@code knob = value} it holds written {@code --flag = value}, as
+     * {@code croupier sample} names the sampler's settings: only a knob followed by its value,
+     * so a folder's name that happens to contain a knob's is left as it is.
      */
     static String asFlags(String message) {
+        String out = message;
         for (Map.Entry<String, String> knob : FLAG_OF_KNOB.entrySet()) {
-            if (message.startsWith(knob.getKey() + " = ")) {
-                return knob.getValue() + message.substring(knob.getKey().length());
-            }
+            out = out.replace(knob.getKey() + " = ", knob.getValue() + " = ");
         }
-        return message;
+        return out;
     }
 
     /** The whole number a flag was given; refused naming the flag. */

@@ -122,30 +122,11 @@ class ProcessClusterTest {
     void anArgumentAnotherNodeOnThisHostHoldsIsReadInPlaceAndFreedAfter() throws InterruptedException {
         try (Cluster c = processes(2).objectStoreBytes(128L << 20).start()) {
             long bytes = 48L << 20;
-            ObjectRef<MemorySegment> big = c.task((Long n) -> {
-                MemorySegment out = TaskOutput.allocate(n);
-                for (long i = 0; i < n; i += 4096) {
-                    out.set(ValueLayout.JAVA_BYTE, i, (byte) (i >>> 12));
-                }
-                return out;
-            }, bytes).onNode(0, Affinity.HARD).remote();
+            ObjectRef<MemorySegment> big = pagesNumbered(c, 0, bytes);
             big.whenDone().join();
-            long expected = 0;
-            for (long i = 0; i < bytes; i += 4096) {
-                expected += (byte) (i >>> 12);
-            }
-            List<ObjectRef<Long>> readers = new ArrayList<>();
-            for (int i = 0; i < 2; i++) {
-                readers.add(c.task((MemorySegment s) -> {
-                    long sum = 0;
-                    for (long b = 0; b < s.byteSize(); b += 4096) {
-                        sum += s.get(ValueLayout.JAVA_BYTE, b);
-                    }
-                    return sum;
-                }, big).onNode(1, Affinity.HARD).remote());
-            }
+            List<ObjectRef<Long>> readers = List.of(sumOfPages(c, 1, big), sumOfPages(c, 1, big));
             for (ObjectRef<Long> r : readers) {
-                assertEquals(expected, r.get());
+                assertEquals(sumOfPages(bytes), r.get());
                 r.release();
             }
             assertEquals(0, c.stats().nodes().get(1).bytesFetched(), "node 1 copied nothing");
@@ -168,28 +149,41 @@ class ProcessClusterTest {
     void aStoredArgumentUnderTheLoanBoundIsCopiedNotBorrowed() {
         try (Cluster c = processes(2).objectStoreBytes(64L << 20).start()) {
             long bytes = 256L << 10;
-            ObjectRef<MemorySegment> small = c.task((Long n) -> {
-                MemorySegment out = TaskOutput.allocate(n);
-                for (long i = 0; i < n; i++) {
-                    out.set(ValueLayout.JAVA_BYTE, i, (byte) i);
-                }
-                return out;
-            }, bytes).onNode(0, Affinity.HARD).remote();
-            ObjectRef<Long> read = c.task((MemorySegment s) -> {
-                long sum = 0;
-                for (long b = 0; b < s.byteSize(); b++) {
-                    sum += s.get(ValueLayout.JAVA_BYTE, b);
-                }
-                return sum;
-            }, small).onNode(1, Affinity.HARD).remote();
-            long expected = 0;
-            for (long i = 0; i < bytes; i++) {
-                expected += (byte) i;
-            }
-            assertEquals(expected, read.get());
+            assertEquals(sumOfPages(bytes), sumOfPages(c, 1, pagesNumbered(c, 0, bytes)).get());
             long fetched = c.stats().nodes().get(1).bytesFetched();
             assertTrue(fetched >= bytes && fetched < 2 * bytes, "node 1 copied the object (its frame): " + fetched);
         }
+    }
+
+    /** An object of {@code bytes} made on node {@code node}, each 4 KiB page's first byte its page number. */
+    private static ObjectRef<MemorySegment> pagesNumbered(Cluster c, int node, long bytes) {
+        return c.task((Long n) -> {
+            MemorySegment out = TaskOutput.allocate(n);
+            for (long i = 0; i < n; i += 4096) {
+                out.set(ValueLayout.JAVA_BYTE, i, (byte) (i >>> 12));
+            }
+            return out;
+        }, bytes).onNode(node, Affinity.HARD).remote();
+    }
+
+    /** The sum of the pages' first bytes of {@code object}, read by a task on node {@code node}. */
+    private static ObjectRef<Long> sumOfPages(Cluster c, int node, ObjectRef<MemorySegment> object) {
+        return c.task((MemorySegment s) -> {
+            long sum = 0;
+            for (long b = 0; b < s.byteSize(); b += 4096) {
+                sum += s.get(ValueLayout.JAVA_BYTE, b);
+            }
+            return sum;
+        }, object).onNode(node, Affinity.HARD).remote();
+    }
+
+    /** What {@link #sumOfPages(Cluster, int, ObjectRef)} gives for an object {@link #pagesNumbered} made. */
+    private static long sumOfPages(long bytes) {
+        long sum = 0;
+        for (long i = 0; i < bytes; i += 4096) {
+            sum += (byte) (i >>> 12);
+        }
+        return sum;
     }
 
     @Test
