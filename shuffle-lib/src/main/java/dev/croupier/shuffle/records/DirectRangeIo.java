@@ -16,20 +16,20 @@ import java.nio.file.StandardOpenOption;
  * CPU a copy into or out of freshly faulted pages (plus writeback for writes), about one
  * core-second per 0.5 GB (docs/benchmarks.md), and a mapped cold file costs the same in page
  * faults; a direct read or write is a DMA to or from the caller's memory. A read takes the
- * range's whole pages into task memory and returns the range as a slice of them. A write takes
- * its bytes chunk by chunk from a {@link RangeSource} into one reused chunk buffer of task
- * memory (so a 64 MiB sorted range needs 4 MiB, not 64 MiB, of store memory). A direct write
- * needs a page-aligned file offset, length and memory address, and a range rarely starts on a
- * page (a sorted range starts after all lower ranges' bytes). So every chunk but the first
- * starts at a file offset that is a multiple of both the page and the record size, and each
- * chunk is placed in the buffer at its offset within a page; then every whole page goes direct,
- * and only the partial first and last pages of the range (which neighbouring ranges share) go
- * through the page cache. On file systems without {@code O_DIRECT} all of it goes through the
- * page cache, and a read returns null so that the caller maps the file.
+ * range's whole pages into task memory and returns the range as a slice of them. A direct
+ * write needs a page-aligned file offset, length and memory address, and a range rarely starts
+ * on a page (a sorted range starts after all lower ranges' bytes). So the writer fills memory
+ * from {@link #allocateFor}, which sits at the same offset within a page as the range does in
+ * the file; then every whole page goes direct, and only the partial first and last pages of the
+ * range (which neighbouring ranges share) go through the page cache. On file systems without
+ * {@code O_DIRECT} all of it goes through the page cache, and a read returns null so that the
+ * caller maps the file.
  *
  * <pre>
- *  file:  ... | head (buffered) | page | page | ... | page | tail (buffered) | ...
- *             ^ position        ^ chunks, each at a multiple of lcm(page, record size)
+ *  file:    ... | head (buffered) | page | page | ... | page | tail (buffered) | ...
+ *               ^ position
+ *  memory:  | . | head            | page | page | ... | page | tail            |
+ *           ^ page-aligned task memory, the range placed at position mod page
  * </pre>
  *
  * <p>Thread-safety: stateless; concurrent calls may write disjoint ranges of one file.
@@ -43,58 +43,40 @@ final class DirectRangeIo {
 
     private DirectRangeIo() {}
 
-    /** Fills a chunk of a range being written. */
-    @FunctionalInterface
-    interface RangeSource {
-        /** Writes the range's bytes from {@code offset} (from the range's start) into all of {@code chunk}. */
-        void fill(long offset, MemorySegment chunk) throws IOException;
+    /**
+     * Task memory (freed when the task ends) for {@code bytes} bytes that {@link #write} will
+     * put at file offset {@code position}: it starts at the same offset within a page as
+     * {@code position}, so all the range's whole pages can be written direct.
+     */
+    static MemorySegment allocateFor(long position, long bytes) {
+        MemorySegment pages = TaskOutput.allocate(bytes + PAGE);
+        return pages.asSlice(Math.floorMod(position - pages.address(), PAGE), bytes);
     }
 
-    /** Target chunk size of {@link #write}. */
-    static final long CHUNK_BYTES = 4L << 20;
-
     /**
-     * Writes {@code bytes} bytes from {@code source} into file {@code path} at {@code position}
-     * (inside a task, through task memory freed when the task ends): an existing file is written
-     * in place; with {@code create}, the file is created or truncated first and forced to disk
-     * after. Chunks start at multiples of {@code recordBytes}, so a source of records fills whole
-     * records.
+     * Writes {@code range} into file {@code path} at {@code position}: an existing file is
+     * written in place; with {@code create}, the file is created or truncated first and forced to
+     * disk after. The range's whole pages go direct if it came from {@link #allocateFor} for this
+     * position; otherwise all of it goes through the page cache.
      *
      * @return the bytes written
      * @throws IOException naming the file, size and offset
      */
-    static long write(String path, long position, long bytes, int recordBytes, boolean create, RangeSource source)
-            throws IOException {
-        return write(path, position, bytes, recordBytes, create, source, CHUNK_BYTES);
-    }
-
-    /** {@link #write} with chunks of about {@code chunkBytes}, for tests. */
-    static long write(String path, long position, long bytes, int recordBytes, boolean create, RangeSource source,
-                      long chunkBytes) throws IOException {
-        long grain = (long) PAGE / gcd(PAGE, recordBytes) * recordBytes;
-        long chunk = Math.max(grain, chunkBytes / grain * grain);
-        MemorySegment buffer = TaskOutput.allocate(Math.min(bytes, chunk) + PAGE);
+    static long write(String path, long position, MemorySegment range, boolean create) throws IOException {
         try (FileChannel buffered = FileChannel.open(Path.of(path), create
                 ? new StandardOpenOption[] {StandardOpenOption.WRITE, StandardOpenOption.CREATE,
                         StandardOpenOption.TRUNCATE_EXISTING}
                 : new StandardOpenOption[] {StandardOpenOption.WRITE});
              FileChannel direct = openDirect(path, StandardOpenOption.WRITE)) {
-            for (long done = 0; done < bytes; ) {
-                long at = position + done;
-                long end = Math.min(position + bytes, Math.floorDiv(at, grain) * grain + chunk);
-                MemorySegment piece = buffer.asSlice(Math.floorMod(at - buffer.address(), PAGE), end - at);
-                source.fill(done, piece);
-                writePiece(buffered, direct, piece, at);
-                done = end - position;
-            }
+            writePiece(buffered, direct, range, position);
             if (create) {
                 buffered.force(false);
             }
         } catch (IOException e) {
-            throw new IOException("cannot write " + bytes + " bytes to " + path + " at byte offset " + position + ": "
-                    + e.getMessage(), e);
+            throw new IOException("cannot write " + range.byteSize() + " bytes to " + path + " at byte offset "
+                    + position + ": " + e.getMessage(), e);
         }
-        return bytes;
+        return range.byteSize();
     }
 
     /**
@@ -121,10 +103,6 @@ final class DirectRangeIo {
             }
         }
         writeFully(buffered, piece.asSlice(head + body), at + head + body);
-    }
-
-    private static int gcd(int a, int b) {
-        return b == 0 ? a : gcd(b, a % b);
     }
 
     /**

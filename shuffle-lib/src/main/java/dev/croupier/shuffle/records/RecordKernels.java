@@ -133,15 +133,30 @@ public final class RecordKernels {
      * new block. A user order cannot be radix-sorted: the record ordinals are merge-sorted with it.
      */
     public static MemorySegment sort(RecordLayout layout, List<MemorySegment> blocks, KeyComparator order) {
+        MemorySegment out = TaskOutput.allocate(bytes(layout, blocks));
+        sortInto(layout, blocks, order, out);
+        return out;
+    }
+
+    /** The bytes of {@code blocks}; throws if one is not a whole number of records. */
+    static long bytes(RecordLayout layout, List<MemorySegment> blocks) {
         long bytes = 0;
         for (MemorySegment b : blocks) {
             bytes += layout.records(b.byteSize()) * layout.recordBytes();
         }
-        MemorySegment out = TaskOutput.allocate(bytes);
-        if (order != null || bytes / layout.recordBytes() < BUCKETED_MIN_RECORDS || !bucketSort(layout, blocks, out)) {
-            sortInto(layout, blocks, order, out);
+        return bytes;
+    }
+
+    /**
+     * Like {@link #sort(RecordLayout, List, KeyComparator)}, into {@code out}, which holds exactly
+     * the records' bytes: bucketed ({@link #bucketSort}) where the order is bytewise and the
+     * records outgrow the cache, else with one gather in sorted order.
+     */
+    static void sortInto(RecordLayout layout, List<MemorySegment> blocks, KeyComparator order, MemorySegment out) {
+        if (order != null || out.byteSize() / layout.recordBytes() < BUCKETED_MIN_RECORDS
+                || !bucketSort(layout, blocks, out)) {
+            gatherSorted(layout, blocks, order, out);
         }
-        return out;
     }
 
     /** Sorts of fewer records than this gather directly: they fit in cache anyway. */
@@ -216,7 +231,7 @@ public final class RecordKernels {
                     MemorySegment bucket = out.asSlice(starts[d] * size, count * size);
                     MemorySegment aside = scratch.asSlice(0, count * size);
                     MemorySegment.copy(bucket, 0, aside, 0, count * size);
-                    sortInto(layout, List.of(aside), null, bucket);
+                    gatherSorted(layout, List.of(aside), null, bucket);
                 }
             }
         }
@@ -224,25 +239,25 @@ public final class RecordKernels {
     }
 
     /**
-     * Like {@link #sort(RecordLayout, List, KeyComparator)}, into {@code out}, which holds
-     * exactly the records' bytes, with one gather in sorted order.
+     * {@link #sortInto} with one gather in sorted order: each record is copied once, from
+     * wherever it lies, which costs a cache miss or two per record once the blocks outgrow the
+     * cache.
      */
-    private static void sortInto(RecordLayout layout, List<MemorySegment> blocks, KeyComparator order,
-                                MemorySegment out) {
+    private static void gatherSorted(RecordLayout layout, List<MemorySegment> blocks, KeyComparator order,
+                                     MemorySegment out) {
         SortedOrder sorted = sortedOrder(layout, blocks, order);
         if (out.byteSize() != sorted.records() * layout.recordBytes()) {
             throw new IllegalArgumentException("sort output of " + out.byteSize() + " bytes for "
                     + sorted.records() + " records of " + layout.recordBytes() + " bytes");
         }
-        sorted.copy(0, sorted.records(), out);
+        sorted.copy(out);
     }
 
     /**
      * The sorted order of the records of {@code blocks} by {@code order} (bytewise unsigned if
-     * null), without moving them: {@link SortedOrder#copy} then gathers any run of sorted
-     * positions, so a caller can write a large sort out in chunks.
+     * null), without moving them: {@link SortedOrder#copy} then gathers them.
      */
-    static SortedOrder sortedOrder(RecordLayout layout, List<MemorySegment> blocks, KeyComparator order) {
+    private static SortedOrder sortedOrder(RecordLayout layout, List<MemorySegment> blocks, KeyComparator order) {
         int size = layout.recordBytes();
         int keyBytes = layout.keyBytes();
         MemorySegment[] in = blocks.toArray(MemorySegment[]::new);
@@ -297,7 +312,7 @@ public final class RecordKernels {
      * Records in sorted order, still in their blocks: one word per sorted position naming its
      * record's ordinal (low bits), and each ordinal's block. Not thread-safe; used by one task.
      */
-    static final class SortedOrder {
+    private static final class SortedOrder {
         private final int size;
         private final MemorySegment[] in;
         private final long[] starts;
@@ -320,20 +335,18 @@ public final class RecordKernels {
             return sorted.length;
         }
 
-        /** Copies the records at sorted positions {@code [from, to)} to {@code out}, from its start. */
-        void copy(long from, long to, MemorySegment out) {
-            int lo = Math.toIntExact(from);
-            int hi = Math.toIntExact(to);
+        /** Copies the records to {@code out} in sorted order. */
+        void copy(MemorySegment out) {
             if (blockOfRecord == null) {
-                for (int i = lo; i < hi; i++) {
-                    MemorySegment.copy(in[0], (sorted[i] & ordinalMask) * size, out, (long) (i - lo) * size, size);
+                for (int i = 0; i < sorted.length; i++) {
+                    MemorySegment.copy(in[0], (sorted[i] & ordinalMask) * size, out, (long) i * size, size);
                 }
                 return;
             }
-            for (int i = lo; i < hi; i++) {
+            for (int i = 0; i < sorted.length; i++) {
                 int ordinal = (int) (sorted[i] & ordinalMask);
                 int b = blockOfRecord[ordinal];
-                MemorySegment.copy(in[b], (ordinal - starts[b]) * size, out, (long) (i - lo) * size, size);
+                MemorySegment.copy(in[b], (ordinal - starts[b]) * size, out, (long) i * size, size);
             }
         }
     }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
@@ -24,9 +25,9 @@ import net.jqwik.api.Provide;
 import net.jqwik.api.constraints.IntRange;
 
 /**
- * Ranges written in place, in any order and in chunks of any size (whole pages direct, the rest
- * buffered), make up exactly the file's bytes, and chunks start on whole records; any range
- * reads back exactly, and a range past the end is an error naming the file.
+ * Ranges written in place, in any order, from memory placed for them (whole pages direct, the
+ * rest buffered) or from memory at any other offset (all buffered), make up exactly the file's
+ * bytes; any range reads back exactly, and a range past the end is an error naming the file.
  */
 class DirectRangeIoProperties {
 
@@ -34,7 +35,7 @@ class DirectRangeIoProperties {
     void rangesWrittenInAnyOrderMakeUpTheFile(@ForAll @IntRange(min = 0, max = 2000) int records,
                                                @ForAll @IntRange(min = 0, max = 12) int cuts,
                                                @ForAll("recordSizes") int recordBytes,
-                                               @ForAll @IntRange(min = 1, max = 300_000) int chunkBytes,
+                                               @ForAll @IntRange(min = -1, max = 4095) int misplacedBy,
                                                @ForAll long seed) throws IOException {
         Random random = new Random(seed);
         int fileBytes = records * recordBytes;
@@ -56,13 +57,11 @@ class DirectRangeIoProperties {
             Files.write(file, new byte[fileBytes]);
             for (int[] range : ranges) {
                 int size = range[1] - range[0];
-                assertEquals(size, DirectRangeIo.write(file.toString(), range[0], size, recordBytes, false,
-                        (offset, chunk) -> {
-                            assertEquals(0, offset % recordBytes, "a chunk starts inside a record");
-                            assertEquals(0, chunk.byteSize() % recordBytes, "a chunk ends inside a record");
-                            MemorySegment.copy(MemorySegment.ofArray(expected), range[0] + offset, chunk, 0,
-                                    chunk.byteSize());
-                        }, chunkBytes));
+                // -1: memory placed for the range; else placed that many bytes past a page
+                MemorySegment bytes = misplacedBy < 0 ? DirectRangeIo.allocateFor(range[0], size)
+                        : Arena.ofAuto().allocate(size + misplacedBy, DirectRangeIo.PAGE).asSlice(misplacedBy, size);
+                MemorySegment.copy(MemorySegment.ofArray(expected), range[0], bytes, 0, size);
+                assertEquals(size, DirectRangeIo.write(file.toString(), range[0], bytes, false));
             }
             assertArrayEquals(expected, Files.readAllBytes(file));
         } finally {
@@ -109,8 +108,9 @@ class DirectRangeIoProperties {
         Path file = Files.createTempFile("croupier-part-", ".bin");
         try {
             Files.write(file, new byte[size + 5000]);
-            DirectRangeIo.write(file.toString(), 0, size, 1, true, (offset, chunk) ->
-                    MemorySegment.copy(MemorySegment.ofArray(expected), offset, chunk, 0, chunk.byteSize()), 8192);
+            MemorySegment bytes = DirectRangeIo.allocateFor(0, size);
+            MemorySegment.copy(MemorySegment.ofArray(expected), 0, bytes, 0, size);
+            DirectRangeIo.write(file.toString(), 0, bytes, true);
             assertArrayEquals(expected, Files.readAllBytes(file));
         } finally {
             Files.deleteIfExists(file);
