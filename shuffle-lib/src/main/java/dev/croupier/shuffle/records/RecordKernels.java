@@ -32,13 +32,21 @@ public final class RecordKernels {
      * its own {@link TaskOutput} allocation, so a map task's outputs are written once, in place.
      */
     public static List<MemorySegment> partition(RecordLayout layout, MemorySegment records, Splitters splitters) {
+        return scatter(layout, records, partitionsOf(layout, records, splitters), splitters.partitions());
+    }
+
+    // Each loop over every record is a method of its own: the JIT compiles a long loop twice
+    // (on-stack while it runs, then whole), and a compile of a method holding several took in
+    // the loops after it too, inlined (docs/benchmarks.md, "Kernels' loops one per method").
+
+    /** The partition of each record of {@code records}. */
+    private static int[] partitionsOf(RecordLayout layout, MemorySegment records, Splitters splitters) {
         int size = layout.recordBytes();
-        int n = Math.toIntExact(layout.records(records.byteSize()));
-        int[] partitionOf = new int[n];
-        for (int i = 0; i < n; i++) {
+        int[] partitionOf = new int[Math.toIntExact(layout.records(records.byteSize()))];
+        for (int i = 0; i < partitionOf.length; i++) {
             partitionOf[i] = splitters.partitionOf(records, (long) i * size);
         }
-        return scatter(layout, records, partitionOf, splitters.partitions());
+        return partitionOf;
     }
 
     /**
@@ -47,21 +55,32 @@ public final class RecordKernels {
      */
     static List<MemorySegment> scatter(RecordLayout layout, MemorySegment records, int[] partitionOf, int partitions) {
         int size = layout.recordBytes();
+        long[] counts = counts(partitionOf, partitions);
+        MemorySegment[] blocks = new MemorySegment[partitions];
+        for (int p = 0; p < partitions; p++) {
+            blocks[p] = TaskOutput.allocate(counts[p] * size);
+        }
+        copyToBlocks(size, records, partitionOf, blocks);
+        return List.of(blocks);
+    }
+
+    /** How many times each of {@code [0, partitions)} occurs in {@code partitionOf}. */
+    private static long[] counts(int[] partitionOf, int partitions) {
         long[] counts = new long[partitions];
         for (int p : partitionOf) {
             counts[p]++;
         }
-        MemorySegment[] blocks = new MemorySegment[partitions];
-        long[] next = new long[partitions];
-        for (int p = 0; p < partitions; p++) {
-            blocks[p] = TaskOutput.allocate(counts[p] * size);
-        }
+        return counts;
+    }
+
+    /** Appends record {@code i} of {@code records} to block {@code partitionOf[i]}, each from its start. */
+    private static void copyToBlocks(int size, MemorySegment records, int[] partitionOf, MemorySegment[] blocks) {
+        long[] next = new long[blocks.length];
         for (int i = 0; i < partitionOf.length; i++) {
             int p = partitionOf[i];
             MemorySegment.copy(records, (long) i * size, blocks[p], next[p], size);
             next[p] += size;
         }
-        return List.of(blocks);
     }
 
     /**
@@ -175,13 +194,43 @@ public final class RecordKernels {
      */
     static boolean bucketSort(RecordLayout layout, List<MemorySegment> blocks, MemorySegment out) {
         int size = layout.recordBytes();
-        int keyBytes = layout.keyBytes();
         int n = 0;
         for (MemorySegment b : blocks) {
             n += Math.toIntExact(layout.records(b.byteSize()));
         }
-        // one read of the keys: their prefixes, and the bits in which they differ
         long[] prefixes = new long[n];
+        int top = readPrefixes(layout, blocks, prefixes);
+        if (top < 0) {
+            return false;
+        }
+        // every prefix has the same bits above top, so these 8 bits order the buckets
+        int shift = Math.max(0, top - 7);
+        long[] next = bucketStarts(prefixes, shift);
+        long largest = 0;
+        for (int d = 0; d < 256; d++) {
+            largest = Math.max(largest, next[d + 1] - next[d]);
+        }
+        if (largest * size > BUCKET_SCRATCH_MAX) {
+            return false;
+        }
+        long[] starts = next.clone();
+        int i = 0;
+        for (MemorySegment b : blocks) {
+            i = scatterToBuckets(size, b, prefixes, i, shift, next, out);
+        }
+        sortBuckets(layout, out, starts, largest);
+        return true;
+    }
+
+    // bucketSort's loops over every record are methods of their own, as partition's are.
+
+    /**
+     * Fills {@code prefixes} with the key prefixes of the records of {@code blocks}, in order;
+     * returns the highest bit in which two of them differ, -1 if all are equal.
+     */
+    private static int readPrefixes(RecordLayout layout, List<MemorySegment> blocks, long[] prefixes) {
+        int size = layout.recordBytes();
+        int keyBytes = layout.keyBytes();
         long min = -1;
         long max = 0;
         int i = 0;
@@ -197,32 +246,38 @@ public final class RecordKernels {
                 }
             }
         }
-        int top = 63 - Long.numberOfLeadingZeros(min ^ max);
-        if (top < 0) {
-            return false;
-        }
-        // every prefix has the same bits above top, so these 8 bits order the buckets
-        int shift = Math.max(0, top - 7);
-        long[] next = new long[257];
+        return 63 - Long.numberOfLeadingZeros(min ^ max);
+    }
+
+    /** Where each of the 256 buckets of {@code (prefix >>> shift) & 0xFF} starts, in records, and the end. */
+    private static long[] bucketStarts(long[] prefixes, int shift) {
+        long[] starts = new long[257];
         for (long p : prefixes) {
-            next[1 + (int) ((p >>> shift) & 0xFF)]++;
+            starts[1 + (int) ((p >>> shift) & 0xFF)]++;
         }
-        long largest = 0;
         for (int d = 1; d <= 256; d++) {
-            largest = Math.max(largest, next[d]);
-            next[d] += next[d - 1];
+            starts[d] += starts[d - 1];
         }
-        if (largest * size > BUCKET_SCRATCH_MAX) {
-            return false;
+        return starts;
+    }
+
+    /**
+     * Copies each record of {@code block}, whose prefixes start at {@code prefixes[first]}, to
+     * record {@code next[d]++} of {@code out}, d its bucket; returns the ordinal after its last.
+     */
+    private static int scatterToBuckets(int size, MemorySegment block, long[] prefixes, int first, int shift,
+                                        long[] next, MemorySegment out) {
+        int i = first;
+        for (long offset = 0, end = block.byteSize() - block.byteSize() % size; offset < end; offset += size, i++) {
+            int d = (int) ((prefixes[i] >>> shift) & 0xFF);
+            MemorySegment.copy(block, offset, out, next[d]++ * size, size);
         }
-        long[] starts = next.clone();
-        i = 0;
-        for (MemorySegment b : blocks) {
-            for (long offset = 0, end = layout.records(b.byteSize()) * size; offset < end; offset += size, i++) {
-                int d = (int) ((prefixes[i] >>> shift) & 0xFF);
-                MemorySegment.copy(b, offset, out, next[d]++ * size, size);
-            }
-        }
+        return i;
+    }
+
+    /** Sorts each bucket of {@code out} in cache: copied aside, then gathered back in order. */
+    private static void sortBuckets(RecordLayout layout, MemorySegment out, long[] starts, long largest) {
+        int size = layout.recordBytes();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment scratch = arena.allocate(Math.max(1, largest * size), Long.BYTES);
             for (int d = 0; d < 256; d++) {
@@ -235,7 +290,6 @@ public final class RecordKernels {
                 }
             }
         }
-        return true;
     }
 
     /**
