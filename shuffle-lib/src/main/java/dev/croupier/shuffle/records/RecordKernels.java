@@ -194,11 +194,7 @@ public final class RecordKernels {
      */
     static boolean bucketSort(RecordLayout layout, List<MemorySegment> blocks, MemorySegment out) {
         int size = layout.recordBytes();
-        int n = 0;
-        for (MemorySegment b : blocks) {
-            n += Math.toIntExact(layout.records(b.byteSize()));
-        }
-        long[] prefixes = new long[n];
+        long[] prefixes = new long[Math.toIntExact(bytes(layout, blocks) / size)];
         int top = readPrefixes(layout, blocks, prefixes);
         if (top < 0) {
             return false;
@@ -262,13 +258,14 @@ public final class RecordKernels {
     }
 
     /**
-     * Copies each record of {@code block}, whose prefixes start at {@code prefixes[first]}, to
-     * record {@code next[d]++} of {@code out}, d its bucket; returns the ordinal after its last.
+     * Copies each record of {@code block} (whole records), whose prefixes start at
+     * {@code prefixes[first]}, to record {@code next[d]++} of {@code out}, d its bucket; returns
+     * the ordinal after its last.
      */
     private static int scatterToBuckets(int size, MemorySegment block, long[] prefixes, int first, int shift,
                                         long[] next, MemorySegment out) {
         int i = first;
-        for (long offset = 0, end = block.byteSize() - block.byteSize() % size; offset < end; offset += size, i++) {
+        for (long offset = 0, end = block.byteSize(); offset < end; offset += size, i++) {
             int d = (int) ((prefixes[i] >>> shift) & 0xFF);
             MemorySegment.copy(block, offset, out, next[d]++ * size, size);
         }
