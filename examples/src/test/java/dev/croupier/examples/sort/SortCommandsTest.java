@@ -18,6 +18,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -240,6 +241,37 @@ class SortCommandsTest {
         assertEquals("cannot write " + underAFile + ": " + in + " is not a folder", e.getMessage());
         try (Stream<Path> left = Files.list(dir)) {
             assertEquals(List.of(folder, in), left.sorted().toList(), "nothing written beside them");
+        }
+    }
+
+    /**
+     * An output folder that fills up while the reducers write (a 1 MiB tmpfs for a 4 MB sort):
+     * the sort fails with the file system's reason and leaves neither OUT nor its temporary file.
+     */
+    @Test
+    void anOutputFolderThatFillsFailsTheSortAndLeavesNothing() throws Exception {
+        Path small = Files.createDirectories(dir.resolve("small"));
+        Process mount = new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", small.toString())
+                .redirectErrorStream(true).start();
+        String why = new String(mount.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+        boolean mounted = mount.waitFor() == 0;
+        if (!mounted) {
+            System.out.println("SortCommandsTest.anOutputFolderThatFillsFailsTheSortAndLeavesNothing skipped: cannot"
+                    + " mount a small tmpfs (needs root): " + why);
+        }
+        Assumptions.assumeTrue(mounted, "cannot mount a small tmpfs: " + why);
+        try {
+            Path in = dir.resolve("in");
+            assertEquals(0, run(new SortCommands.GenSort(), "40000", in.toString()).code());
+            Exception e = assertThrows(Exception.class,
+                    () -> run(new SortCommands.Sort(), cluster(in.toString(), small.resolve("out").toString())));
+            assertTrue(e.getMessage().contains("No space left on device") && e.getMessage().contains(small.toString()),
+                    e.getMessage());
+            try (Stream<Path> left = Files.list(small)) {
+                assertEquals(List.of(), left.toList(), "no OUT, no temporary file");
+            }
+        } finally {
+            new ProcessBuilder("umount", small.toString()).start().waitFor();
         }
     }
 
