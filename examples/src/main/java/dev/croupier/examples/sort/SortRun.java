@@ -3,6 +3,7 @@ package dev.croupier.examples.sort;
 import dev.croupier.examples.ClusterOptions;
 import dev.croupier.futures.Cluster;
 import dev.croupier.futures.ClusterStats;
+import dev.croupier.futures.CroupierException;
 import dev.croupier.futures.ObjectRef;
 import dev.croupier.futures.TaskOutput;
 import dev.croupier.shuffle.PartitionOutput;
@@ -113,7 +114,11 @@ final class SortRun {
                 long bytes;
                 try (ShuffleResult<Long> result = partsDir != null ? job.runIntoParts(cluster, temp, PART)
                         : job.runInto(cluster, temp)) {
-                    bytes = await(result, start, phases);
+                    try {
+                        bytes = await(result, start, phases);
+                    } catch (CroupierException e) {
+                        throw asGiven(e, temp, partsDir != null ? partsDir : out);
+                    }
                     if (partsDir == null) {
                         // every range is in: make the file durable inside the timed run, as a
                         // part's reducer does for its part
@@ -148,6 +153,16 @@ final class SortRun {
                 SortCommands.deleteTree(temp);
             }
         }
+    }
+
+    /**
+     * A reducer that fails names the file it was writing: the temporary file, or a part in the
+     * temporary folder, which the user never saw. The message names what the user gave instead.
+     */
+    private static CroupierException asGiven(CroupierException e, Path temp, Path given) {
+        String message = e.getMessage();
+        return message == null || !message.contains(temp.toString()) ? e
+                : new CroupierException(e.code(), message.replace(temp.toString(), given.toString()), e);
     }
 
     /** Names of the parts of {@code --output-parts}. */

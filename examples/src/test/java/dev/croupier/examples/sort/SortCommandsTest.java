@@ -246,7 +246,8 @@ class SortCommandsTest {
 
     /**
      * An output folder that fills up while the reducers write (a 1 MiB tmpfs for a 4 MB sort):
-     * the sort fails with the file system's reason and leaves neither OUT nor its temporary file.
+     * the sort fails with the file system's reason, naming OUT (or the part) as the user gave
+     * it, and leaves neither OUT nor a temporary file or folder.
      */
     @Test
     void anOutputFolderThatFillsFailsTheSortAndLeavesNothing() throws Exception {
@@ -263,12 +264,17 @@ class SortCommandsTest {
         try {
             Path in = dir.resolve("in");
             assertEquals(0, run(new SortCommands.GenSort(), "40000", in.toString()).code());
-            Exception e = assertThrows(Exception.class,
-                    () -> run(new SortCommands.Sort(), cluster(in.toString(), small.resolve("out").toString())));
-            assertTrue(e.getMessage().contains("No space left on device") && e.getMessage().contains(small.toString()),
-                    e.getMessage());
+            Path out = small.resolve("out");
+            Exception e = assertThrows(Exception.class, () -> run(new SortCommands.Sort(), cluster(in.toString(),
+                    out.toString())));
+            assertTrue(e.getMessage().contains("cannot write 4000000 bytes to " + out + " at byte offset 0: No space left"
+                    + " on device"), e.getMessage());
+            e = assertThrows(Exception.class, () -> run(new SortCommands.Sort(), cluster(in.toString(),
+                    "--output-parts", small.toString())));
+            assertTrue(e.getMessage().contains("cannot write 4000000 bytes to " + small.resolve("part-00000")
+                    + " at byte offset 0: No space left on device"), e.getMessage());
             try (Stream<Path> left = Files.list(small)) {
-                assertEquals(List.of(), left.toList(), "no OUT, no temporary file");
+                assertEquals(List.of(), left.toList(), "no OUT, no part, no temporary file or folder");
             }
         } finally {
             new ProcessBuilder("umount", small.toString()).start().waitFor();
