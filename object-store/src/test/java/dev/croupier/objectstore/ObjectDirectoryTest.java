@@ -210,7 +210,11 @@ class ObjectDirectoryTest {
                     continue;
                 }
                 if (region == null) {
-                    region = mapped(store.describe(ObjectId.of(11, newest)).file(), arena);
+                    try {
+                        region = mapped(store.describe(ObjectId.of(11, newest)).file(), arena);
+                    } catch (ObjectNotFoundException deleted) {
+                        continue; // the writer deleted it meanwhile (this thread was descheduled): a newer one
+                    }
                 }
                 MemorySegment.copy(region, l.offset(), copy, 0, l.length());
                 if (ObjectDirectory.unchanged(directory, l)) {
