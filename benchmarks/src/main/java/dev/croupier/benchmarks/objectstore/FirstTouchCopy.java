@@ -21,7 +21,8 @@ import java.util.Comparator;
  * second copy over the same memory (in {@code store}: the same puts after deleting the first
  * ones, into the blocks they freed) gives the speed with every page mapped. Every mode's first
  * copy is timed with its reservation, which zeroes the pages (in {@code store} it is part of the
- * puts), so the three compare like for like.
+ * puts), so the three compare like for like. In {@code store} the store's close, which frees
+ * every page it populated, is timed too.
  *
  * <p>Usage: {@code java <flags> -cp benchmarks/target/benchmarks.jar
  * dev.croupier.benchmarks.objectstore.FirstTouchCopy [GiB=1] [rounds=6] [dir=/dev/shm]}.
@@ -47,9 +48,9 @@ public final class FirstTouchCopy {
                 };
                 long[] t = mode.equals("store") ? intoStore(block, bytes, dir) : intoMapping(block, bytes, dir, mode);
                 System.out.printf("%-5s: reserve %d ms + load %d ms + first copy %d ms = %d ms (%.2f GB/s); second copy"
-                                + " %.1f GB/s%n", mode, (t[1] - t[0]) / 1_000_000, (t[2] - t[1]) / 1_000_000,
+                                + " %.1f GB/s%s%n", mode, (t[1] - t[0]) / 1_000_000, (t[2] - t[1]) / 1_000_000,
                         (t[3] - t[2]) / 1_000_000, (t[3] - t[0]) / 1_000_000, bytes / (double) (t[3] - t[0]),
-                        bytes / (double) (t[4] - t[3]));
+                        bytes / (double) (t[4] - t[3]), t.length > 5 ? "; close " + t[5] / 1_000_000 + " ms" : "");
             }
         }
     }
@@ -87,7 +88,10 @@ public final class FirstTouchCopy {
         }
     }
 
-    /** The same times for puts into a new store of {@code bytes} (its reservation is in the puts), then again. */
+    /**
+     * The same times for puts into a new store of {@code bytes} (its reservation is in the puts),
+     * then again, and how long its close took.
+     */
     private static long[] intoStore(MemorySegment block, long bytes, Path dir) throws IOException, InterruptedException {
         Path spill = Files.createTempDirectory("croupier-first-touch-spill-");
         int blocks = (int) (bytes / BLOCK);
@@ -106,7 +110,8 @@ public final class FirstTouchCopy {
                 store.put(ObjectId.of(2, i), block);
             }
             long t4 = System.nanoTime();
-            return new long[] {t0, t0, t0, t2, t2 + (t4 - t3)};
+            store.close(); // frees every page the store populated
+            return new long[] {t0, t0, t0, t2, t2 + (t4 - t3), System.nanoTime() - t4};
         } finally {
             try (var files = Files.walk(spill)) {
                 files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
