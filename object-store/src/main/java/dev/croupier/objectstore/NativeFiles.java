@@ -35,6 +35,8 @@ final class NativeFiles {
     private static final int ZERO_CHUNK = 1 << 20;
     /** madvise(2) advice (Linux 5.14+): fault in a range's pages writable, in one call. */
     private static final int MADV_POPULATE_WRITE = 23;
+    /** madvise(2) advice: the range is read in no particular order. */
+    private static final int MADV_RANDOM = 1;
 
     private static final MethodHandle OPEN;
     private static final MethodHandle FALLOCATE;
@@ -175,11 +177,32 @@ final class NativeFiles {
      * @return whether the range was populated
      */
     static boolean populate(MemorySegment range) {
+        return madvise(range, MADV_POPULATE_WRITE);
+    }
+
+    /**
+     * Advises {@code range} (page-aligned, mapped) as read in no particular order
+     * ({@code madvise(MADV_RANDOM)}), for the store's region, whose pages are written and read
+     * wherever objects lie.
+     *
+     * <p>Design note: the advice is given for what Linux does with it at the end: a mapping so
+     * advised has no page-use history ({@code vma_has_recency}), so tearing it down does not mark
+     * each of its pages accessed on the page lists first. That marking was a fifth of a store's
+     * close (docs/benchmarks.md, "A store's close"); tmpfs has no read-ahead for the advice to
+     * turn off. Only an optimization: where it is refused, the close takes longer.
+     *
+     * @return whether the advice was taken
+     */
+    static boolean adviseRandom(MemorySegment range) {
+        return madvise(range, MADV_RANDOM);
+    }
+
+    private static boolean madvise(MemorySegment range, int advice) {
         if (MADVISE == null || range.byteSize() == 0) {
             return false;
         }
         try {
-            return (int) MADVISE.invokeExact(range, range.byteSize(), MADV_POPULATE_WRITE) == 0;
+            return (int) MADVISE.invokeExact(range, range.byteSize(), advice) == 0;
         } catch (Throwable t) {
             return false;
         }

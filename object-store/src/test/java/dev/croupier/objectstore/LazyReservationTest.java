@@ -7,6 +7,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -106,6 +107,30 @@ class LazyReservationTest {
                     assertEquals(-1, TestStores.firstMismatch(o.segment(), 1), "object " + i);
                 }
             }
+        }
+    }
+
+    /**
+     * The region is mapped advised random ({@code rr} among its flags in /proc/self/smaps), so
+     * that tearing it down skips marking each page accessed first.
+     */
+    @Test
+    void theRegionIsMappedAdvisedRandom() throws Exception {
+        Path memory = Files.createDirectories(dir.resolve("advised"));
+        try (ObjectStore store = ObjectStore.builder().name("advised").capacityBytes(64L << 20).memoryDirectory(memory)
+                .spillDirectory(dir).build()) {
+            String file = region(memory).toString();
+            List<String> smaps = Files.readAllLines(Path.of("/proc/self/smaps"));
+            int mapping = -1;
+            for (int i = 0; i < smaps.size() && mapping < 0; i++) {
+                if (smaps.get(i).endsWith(" " + file)) {
+                    mapping = i;
+                }
+            }
+            assertTrue(mapping >= 0, "the region " + file + " is mapped");
+            String flags = smaps.subList(mapping + 1, smaps.size()).stream().filter(l -> l.startsWith("VmFlags:"))
+                    .findFirst().orElseThrow();
+            assertTrue((flags + " ").contains(" rr "), flags);
         }
     }
 
