@@ -28,9 +28,6 @@ import java.util.concurrent.TimeUnit;
  * An object size is MiB when a bare number, else a size as every Croupier flag writes one
  * ({@code 64k}, {@code 256KiB}, {@code 1.5m}).
  *
- * <pre>
- * </pre>
- *
  * One consumer task reads a batch of objects (up to 128 MiB), one pull after another, as a
  * reducer reads its blocks; the figure includes that task's dispatch and outcome. Each size
  * first moves one batch of up to 8 objects, and goes on warming up for the warm-up seconds:

@@ -9,8 +9,10 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -447,7 +449,7 @@ final class NodeRuntime {
         /** Arguments read in place, each with the node whose store holds it. */
         List<Borrowed> borrowed;
         /** Arguments borrowed from nodes of this host, by id; null if none. */
-        java.util.Map<ObjectId, SameHost.Loan> loans;
+        Map<ObjectId, SameHost.Loan> loans;
 
         record Borrowed(NodeRuntime holder, ObjectId id) {}
 
@@ -465,7 +467,7 @@ final class NodeRuntime {
         void borrow(ObjectId id, SameHost.Loan loan) {
             if (loan != null) {
                 if (loans == null) {
-                    loans = new java.util.HashMap<>(4);
+                    loans = new HashMap<>(4);
                 }
                 SameHost.Loan earlier = loans.putIfAbsent(id, loan);
                 if (earlier != null) {
@@ -721,7 +723,7 @@ final class NodeRuntime {
     /** By task name, since the node started; one entry per name, not per attempt. */
     private final ConcurrentHashMap<String, TaskCounts> countsByName = new ConcurrentHashMap<>();
 
-    java.util.Map<String, TaskCounts> countsByName() {
+    Map<String, TaskCounts> countsByName() {
         return countsByName;
     }
 

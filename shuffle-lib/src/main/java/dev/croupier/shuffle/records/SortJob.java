@@ -156,7 +156,7 @@ public final class SortJob {
      * {@code path} at {@code position}; with {@code create}, the file is created or truncated
      * first and forced to disk after. The task holds its sorted range whole, as big again as its
      * inputs: writing it chunk by chunk would need a few MiB instead, but only the one gather in
-     * random order can fill chunks in sequence, and that gather was 35% of the node threads' CPU
+     * random order can fill chunks in sequence, and that gather was over a third of the node threads' CPU
      * in a 1 GB sort (docs/benchmarks.md, "The file sort's reducers sort bucketed").
      */
     private static long sortAndWrite(RecordLayout layout, List<MemorySegment> blocks, KeyComparator order, String path,
