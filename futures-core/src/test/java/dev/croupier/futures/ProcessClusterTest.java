@@ -254,6 +254,45 @@ class ProcessClusterTest {
         }
     }
 
+    /**
+     * The first use of a Flight Recorder event class starts the recorder's Java side, in the
+     * interpreter, whether or not anything records: a node that serves a driver, runs tasks,
+     * spills and restores without a recording never starts it, nor does gRPC's Netty, which
+     * announces each pooled chunk as an event.
+     */
+    @Test
+    void aNodeThatIsNotRecordingNeverStartsTheFlightRecorder() throws Exception {
+        Path classLog = spill.resolve("classes.log");
+        List<String> cmd = javaCommand("--port", "0", "--cpus", "1", "--store-memory", "32m",
+                "--spill-dir", spill.toString());
+        cmd.add(1, "-Xlog:class+load=info:file=" + classLog);
+        Process node = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        try {
+            String line = new BufferedReader(new InputStreamReader(node.getInputStream(), StandardCharsets.UTF_8))
+                    .readLine();
+            assertTrue(line != null && line.startsWith(NodeServer.READY), String.valueOf(line));
+            try (Cluster c = Cluster.connect(line.substring(NodeServer.READY.length()))) {
+                long bytes = 8L << 20;
+                List<ObjectRef<MemorySegment>> made = new ArrayList<>();
+                for (int i = 0; i < 6; i++) { // 48 MiB in a 32 MiB store: the early ones spill
+                    made.add(pagesNumbered(c, 0, bytes));
+                }
+                c.wait(made, made.size(), java.time.Duration.ofSeconds(60));
+                for (ObjectRef<MemorySegment> object : made) { // and are restored to be read
+                    assertEquals(sumOfPages(bytes), sumOfPages(c, 0, object).get());
+                }
+                ClusterStats.NodeStats node0 = c.stats().nodes().getFirst();
+                assertTrue(node0.bytesSpilled() > 0 && node0.bytesRestored() > 0, "objects spilled and were restored");
+            }
+        } finally {
+            node.destroy();
+            assertTrue(node.waitFor(30, TimeUnit.SECONDS), "the node stops on SIGTERM");
+        }
+        String classes = java.nio.file.Files.readString(classLog);
+        assertTrue(classes.contains("netty.buffer.PooledByteBufAllocator "), "the node allocated pooled buffers");
+        assertFalse(classes.contains("jdk.jfr.internal.MetadataRepository "), "the node started the Flight Recorder");
+    }
+
     static List<String> javaCommand(String... nodeArgs) {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
         cmd.addAll(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments());

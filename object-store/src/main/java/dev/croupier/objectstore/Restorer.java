@@ -116,11 +116,13 @@ final class Restorer {
         lock.unlock();
         long start = System.nanoTime();
         Exception failure = null;
-        RestoreEvent event = new RestoreEvent();
-        event.begin();
+        RestoreEvent event = jdk.jfr.FlightRecorder.isInitialized() ? new RestoreEvent() : null; // see SpillEvent
+        if (event != null) {
+            event.begin();
+        }
         try {
             SpillReader.readInto(entry.id, record, target);
-            if (event.shouldCommit()) {
+            if (event != null && event.shouldCommit()) {
                 event.store = engine.name;
                 event.objects = 1;
                 event.bytes = entry.size;
@@ -273,11 +275,13 @@ final class Restorer {
         }
         long start = System.nanoTime();
         Exception failure = null;
-        RestoreEvent event = new RestoreEvent();
-        event.begin();
+        RestoreEvent event = jdk.jfr.FlightRecorder.isInitialized() ? new RestoreEvent() : null; // see SpillEvent
+        if (event != null) {
+            event.begin();
+        }
         try {
             SpillReader.readRun(expected, records, targets);
-            if (event.shouldCommit()) {
+            if (event != null && event.shouldCommit()) {
                 event.store = engine.name;
                 event.objects = targets.size();
                 for (ObjectEntry entry : done) {

@@ -318,10 +318,12 @@ final class Spiller {
                     spillGate.acquireUninterruptibly();
                 }
                 start = System.nanoTime();
-                SpillEvent event = new SpillEvent();
-                event.begin();
+                SpillEvent event = jdk.jfr.FlightRecorder.isInitialized() ? new SpillEvent() : null;
+                if (event != null) {
+                    event.begin();
+                }
                 result = writer.write(items);
-                if (event.shouldCommit()) {
+                if (event != null && event.shouldCommit()) {
                     event.store = engine.name;
                     event.objects = result.records().size();
                     for (int i = 0; i < event.objects; i++) {

@@ -305,8 +305,10 @@ final class NodeRuntime {
         }
         TaskCounts counts = countsByName.computeIfAbsent(call.name(), n -> new TaskCounts());
         counts.started().increment();
-        TaskEvent event = new TaskEvent();
-        event.begin();
+        TaskEvent event = jdk.jfr.FlightRecorder.isInitialized() ? new TaskEvent() : null; // see TaskEvent
+        if (event != null) {
+            event.begin();
+        }
         long start = System.nanoTime();
         long cpuStart = THREADS.getCurrentThreadCpuTime();
         List<NodeStore.Reading> pins = new ArrayList<>(0);
@@ -364,7 +366,7 @@ final class NodeRuntime {
         } else if (kind == AttemptOutcome.Kind.FAILED) {
             counts.failed().increment();
         }
-        if (event.shouldCommit()) {
+        if (event != null && event.shouldCommit()) {
             event.task = call.name();
             event.node = id;
             event.attempt = call.attemptId();
@@ -606,11 +608,13 @@ final class NodeRuntime {
                 if (source == session.self) {
                     continue;
                 }
-                FetchEvent event = new FetchEvent();
-                event.begin();
+                FetchEvent event = jdk.jfr.FlightRecorder.isInitialized() ? new FetchEvent() : null; // see TaskEvent
+                if (event != null) {
+                    event.begin();
+                }
                 long bytes = session.peers.pull(ref.id(), source, store);
                 if (bytes >= 0) {
-                    if (event.shouldCommit()) {
+                    if (event != null && event.shouldCommit()) {
                         event.object = ref.id().toString();
                         event.node = id;
                         event.source = source;

@@ -10,7 +10,9 @@ import jdk.jfr.Name;
 /**
  * JDK Flight Recorder: one attempt of a task on a node, from reading its arguments to storing
  * its outputs, with how it ended. A recording of a job (driver and node processes each record
- * their own) shows its tasks beside the spills, restores and fetches they caused.
+ * their own) shows its tasks beside the spills, restores and fetches they caused. Made only
+ * while the recorder has started, as the store's events are, since the first use of an event
+ * class starts the recorder (the store's {@code SpillEvent} says what that costs).
  */
 @Name("dev.croupier.Task")
 @Label("Task")
