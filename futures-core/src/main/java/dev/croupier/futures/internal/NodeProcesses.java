@@ -139,13 +139,22 @@ final class NodeProcesses implements AutoCloseable {
      * other nodes need: three nodes of a 1 GB sort on 2 cores compiled some 2,500 methods each,
      * most of them lukewarm gRPC and runtime code, and spent more CPU compiling than sorting.
      * With these, the sort took 0.5-1.2 s less in four alternating rounds of five, its CPU
-     * 0.6-2.0 s less (docs/benchmarks.md, "Nodes that compile less"). With processors to spare, compiling early costs nothing and the
-     * JVM's defaults stay.
+     * 0.6-2.0 s less (docs/benchmarks.md, "Nodes that compile less"). With processors to spare,
+     * compiling early costs nothing and the JVM's defaults stay. The build writes the list (the
+     * parent POM's {@code croupier.jvm.fewer.compiles}), which {@code bin/croupier} reads too.
      */
-    static final List<String> FEWER_COMPILES = List.of(
-            "-XX:Tier3InvocationThreshold=2000", "-XX:Tier3MinInvocationThreshold=1000",
-            "-XX:Tier3CompileThreshold=20000", "-XX:Tier4InvocationThreshold=50000",
-            "-XX:Tier4MinInvocationThreshold=6000", "-XX:Tier4CompileThreshold=150000");
+    static final List<String> FEWER_COMPILES = fewerCompiles();
+
+    private static List<String> fewerCompiles() {
+        try (java.io.InputStream in = NodeProcesses.class.getResourceAsStream("fewer-compiles.flags")) {
+            if (in == null) {
+                throw new IllegalStateException("fewer-compiles.flags is missing from the futures-core jar");
+            }
+            return List.of(new String(in.readAllBytes(), StandardCharsets.UTF_8).trim().split("\\s+"));
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
 
     /** A node's class path: the driver's class path, then its module path (its modules as plain jars). */
     static String nodeClassPath(String classPath, String modulePath) {
