@@ -16,7 +16,8 @@ import jdk.jfr.Name;
  * ({@code FlightRecorder.isInitialized()}: a recording from the command line or from
  * {@code jcmd}); otherwise they cost a branch. The first use of an event class starts the
  * recorder's Java side whether or not anything records: its metadata, annotations and generated
- * classes, 84 ms of one core in the interpreter, in every JVM that spills, restores or runs a task.
+ * classes, in the interpreter, in every JVM that spills, restores or runs a task
+ * (docs/benchmarks.md, "The Flight Recorder, started for nothing").
  */
 @Name("dev.croupier.Spill")
 @Label("Spill")

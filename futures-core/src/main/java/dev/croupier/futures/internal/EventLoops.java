@@ -46,10 +46,9 @@ final class EventLoops implements AutoCloseable {
      * allocator announces each chunk it allocates as a Flight Recorder event, and the event
      * class's first use registers it with the recorder, which builds the recorder's whole type
      * library, annotations and generated classes, in the interpreter, on the event loop of the
-     * first connection, whether or not anything records. That was 0.13 CPU-seconds of every
-     * node process's start (a third of its event loops' samples in a 1 GB sort) and the same
-     * again in its driver. Every class that uses Netty builds on these loops, so this runs
-     * before Netty reads the property. A user who wants the events sets it to true.
+     * first connection, whether or not anything records (docs/benchmarks.md, "The Flight
+     * Recorder, started for nothing"). Every class that uses Netty builds on these loops, so
+     * this runs before Netty reads the property. A user who wants the events sets it to true.
      */
     static void quietFlightRecorder(java.util.Properties properties) {
         properties.putIfAbsent(NETTY_JFR, "false");
