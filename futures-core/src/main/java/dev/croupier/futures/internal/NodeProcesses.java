@@ -394,7 +394,6 @@ final class NodeProcesses implements AutoCloseable {
         return p == null ? -1 : p.pid();
     }
 
-    /** Kills node {@code id} as {@code kill -9} would. */
     /**
      * Node {@code id} is lost to its driver: kills it if it still runs; if it had already ended
      * by itself, keeps its log and returns its exit code and the log's error line, else "".
@@ -420,6 +419,7 @@ final class NodeProcesses implements AutoCloseable {
                 + tail(log);
     }
 
+    /** Kills node {@code id} as {@code kill -9} would, and waits (up to 10 s) for it to end. */
     void kill(int id) {
         Process p = byId.remove(id);
         if (p != null) {
