@@ -19,7 +19,7 @@ record SortSettings(Strategy strategy, ClusterOptions cluster, int partitions, i
 
     static final String USAGE = """
               --strategy simple|riffle|magnet|push|auto   shuffle strategy (default auto)
-              --partitions P        reduce tasks / key ranges (default: as many as mappers)
+              --partitions P        reduce tasks / key ranges (default: two per mapper)
               --mappers M           map tasks (default: one per 64 MiB of input)
             """ + ClusterOptions.usage(4, ClusterOptions.MACHINE_DEFAULT)
             + "\n  --json                print the final report as one JSON object on stdout";

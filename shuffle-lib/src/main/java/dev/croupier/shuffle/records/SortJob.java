@@ -34,9 +34,9 @@ import java.util.function.Consumer;
  * {@link #runIntoParts} have every reducer write its range straight to disk instead, from the
  * node that sorted it, so an out-of-core sort never stores, spills or fetches its output: for
  * one file, reducer {@code r} writes at its range's position (the bytes of all lower ranges,
- * which the map tasks report), all reducers in parallel. A reducer sorts its records' order, then
- * gathers them chunk by chunk into a buffer placed so that the range's whole pages go to the file
- * with {@code O_DIRECT} ({@link DirectRangeIo}).
+ * which the map tasks report), all reducers in parallel. A reducer sorts its whole range into
+ * task memory placed so that the range's whole pages go to the file with {@code O_DIRECT}
+ * ({@link DirectRangeIo}), then writes it with one call.
  *
  * Immutable; {@link #run} may be called more than once.
  */
@@ -46,6 +46,15 @@ public final class SortJob {
     public static final long DEFAULT_BYTES_PER_MAPPER = 64L << 20;
     /** Default number of keys sampled from each map input. */
     public static final int DEFAULT_SAMPLES_PER_MAPPER = 128;
+    /**
+     * Default partitions (reduce tasks) per map task: two, so a reducer sorts half a map
+     * input's bytes (32 MiB by default). Twice as many reducers as maps keep a cluster's slots
+     * evenly busy through the reduce phase's last waves; against one per map, alternating:
+     * {@code sort-benchmark --in-memory} 945-1057 against 910-968 MB/s, 4 GiB on disk 7.73 and
+     * 8.41 s against 8.14 and 9.65 s, out of core and the 1 GB file sort level
+     * (docs/benchmarks.md, "Two reducers per map").
+     */
+    public static final int DEFAULT_PARTITIONS_PER_MAPPER = 2;
 
     /** The checked settings, copied out of the builder so the job never changes. */
     private record Settings(RecordLayout layout, KeyComparator order, Path file, List<ObjectRef<MemorySegment>> inputs,
@@ -118,7 +127,7 @@ public final class SortJob {
         RecordLayout layout = b.layout;
         int keyBytes = layout.keyBytes();
         int mappers = b.mappers;
-        int partitions = b.partitions > 0 ? b.partitions : mappers;
+        int partitions = b.partitions > 0 ? b.partitions : DEFAULT_PARTITIONS_PER_MAPPER * mappers;
         int samples = Math.max(b.samplesPerMapper, 4 * partitions / mappers + 1);
         FileRanges ranges = b.file == null ? null : FileRanges.of(b.file, layout, mappers);
 
