@@ -37,13 +37,18 @@ class NodeAndStatusCommandsTest {
 
     private final List<Process> nodes = new ArrayList<>();
 
-    /** Starts {@code croupier node} with {@code args} and returns its address once it serves. */
-    private String startNode(String... args) throws Exception {
+    /** {@code croupier node args} as a process of this test's JVM, class path and flags. */
+    private static List<String> nodeCommand(String... args) {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
         command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
         command.addAll(List.of("-cp", System.getProperty("java.class.path"), CroupierCli.class.getName(), "node"));
         command.addAll(List.of(args));
-        Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        return command;
+    }
+
+    /** Starts {@code croupier node} with {@code args} and returns its address once it serves. */
+    private String startNode(String... args) throws Exception {
+        Process p = new ProcessBuilder(nodeCommand(args)).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         nodes.add(p);
         BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         // bounded: a node that never gets ready is killed, which ends the read
@@ -121,34 +126,27 @@ class NodeAndStatusCommandsTest {
         }
     }
 
-    @Test
-    void aNodeRefusesABadFlagInOneLine() throws Exception {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), CroupierCli.class.getName(), "node",
-                "--port", "0", "--classpath", spill.resolve("missing.jar").toString()));
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+    /** Runs {@code croupier node args}, which must refuse to start, exiting {@code exitCode} with {@code line} alone. */
+    private void assertRefused(int exitCode, String line, String... args) throws Exception {
+        Process p = new ProcessBuilder(nodeCommand(args)).redirectErrorStream(true).start();
         nodes.add(p);
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the node should have refused to start");
         String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertEquals(2, p.exitValue(), output);
-        assertEquals(List.of("croupier node: --classpath entry '" + spill.resolve("missing.jar") + "' does not exist"),
-                output.lines().toList());
+        assertEquals(exitCode, p.exitValue(), output);
+        assertEquals(List.of(line), output.lines().toList());
+    }
+
+    @Test
+    void aNodeRefusesABadFlagInOneLine() throws Exception {
+        assertRefused(2, "croupier node: --classpath entry '" + spill.resolve("missing.jar") + "' does not exist",
+                "--port", "0", "--classpath", spill.resolve("missing.jar").toString());
     }
 
     /** A memory folder the store cannot use is refused in one line naming the flag and the folder. */
     @Test
     void aNodeRefusesAMemoryFolderItCannotUseNamingTheFlag() throws Exception {
         Path missing = spill.resolve("memoryDirectory");
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-        command.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), CroupierCli.class.getName(), "node",
-                "--port", "0", "--spill-dir", spill.toString(), "--memory-dir", missing.toString()));
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        nodes.add(p);
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the node should have refused to start");
-        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertEquals(1, p.exitValue(), output);
-        assertEquals(List.of("croupier node: --memory-dir = " + missing + " is not an existing writable directory"),
-                output.lines().toList());
+        assertRefused(1, "croupier node: --memory-dir = " + missing + " is not an existing writable directory",
+                "--port", "0", "--spill-dir", spill.toString(), "--memory-dir", missing.toString());
     }
 }

@@ -233,10 +233,7 @@ class ProcessClusterTest {
                 Process p = new ProcessBuilder(javaCommand("--port", "0", "--cpus", "2", "--store-memory", "32m",
                         "--spill-dir", spill.toString())).redirectError(ProcessBuilder.Redirect.INHERIT).start();
                 nodes.add(p);
-                String line = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))
-                        .readLine();
-                assertTrue(line != null && line.startsWith(NodeServer.READY), String.valueOf(line));
-                addresses.add(line.substring(NodeServer.READY.length()));
+                addresses.add(readyAddress(p));
             }
             String cluster = String.join(",", addresses);
             List<CompletableFuture<Void>> drivers = new ArrayList<>();
@@ -267,23 +264,18 @@ class ProcessClusterTest {
                 "--spill-dir", spill.toString());
         cmd.add(1, "-Xlog:class+load=info:file=" + classLog);
         Process node = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-        try {
-            String line = new BufferedReader(new InputStreamReader(node.getInputStream(), StandardCharsets.UTF_8))
-                    .readLine();
-            assertTrue(line != null && line.startsWith(NodeServer.READY), String.valueOf(line));
-            try (Cluster c = Cluster.connect(line.substring(NodeServer.READY.length()))) {
-                long bytes = 8L << 20;
-                List<ObjectRef<MemorySegment>> made = new ArrayList<>();
-                for (int i = 0; i < 6; i++) { // 48 MiB in a 32 MiB store: the early ones spill
-                    made.add(pagesNumbered(c, 0, bytes));
-                }
-                c.wait(made, made.size(), java.time.Duration.ofSeconds(60));
-                for (ObjectRef<MemorySegment> object : made) { // and are restored to be read
-                    assertEquals(sumOfPages(bytes), sumOfPages(c, 0, object).get());
-                }
-                ClusterStats.NodeStats node0 = c.stats().nodes().getFirst();
-                assertTrue(node0.bytesSpilled() > 0 && node0.bytesRestored() > 0, "objects spilled and were restored");
+        try (Cluster c = Cluster.connect(readyAddress(node))) {
+            long bytes = 8L << 20;
+            List<ObjectRef<MemorySegment>> made = new ArrayList<>();
+            for (int i = 0; i < 6; i++) { // 48 MiB in a 32 MiB store: the early ones spill
+                made.add(pagesNumbered(c, 0, bytes));
             }
+            c.wait(made, made.size(), java.time.Duration.ofSeconds(60));
+            for (ObjectRef<MemorySegment> object : made) { // and are restored to be read
+                assertEquals(sumOfPages(bytes), sumOfPages(c, 0, object).get());
+            }
+            ClusterStats.NodeStats node0 = c.stats().nodes().getFirst();
+            assertTrue(node0.bytesSpilled() > 0 && node0.bytesRestored() > 0, "objects spilled and were restored");
         } finally {
             node.destroy();
             assertTrue(node.waitFor(30, TimeUnit.SECONDS), "the node stops on SIGTERM");
@@ -291,6 +283,14 @@ class ProcessClusterTest {
         String classes = java.nio.file.Files.readString(classLog);
         assertTrue(classes.contains("netty.buffer.PooledByteBufAllocator "), "the node allocated pooled buffers");
         assertFalse(classes.contains("jdk.jfr.internal.MetadataRepository "), "the node started the Flight Recorder");
+    }
+
+    /** The address a node started by hand prints on its first line, once it serves. */
+    private static String readyAddress(Process node) throws IOException {
+        String line = new BufferedReader(new InputStreamReader(node.getInputStream(), StandardCharsets.UTF_8))
+                .readLine();
+        assertTrue(line != null && line.startsWith(NodeServer.READY), String.valueOf(line));
+        return line.substring(NodeServer.READY.length());
     }
 
     static List<String> javaCommand(String... nodeArgs) {

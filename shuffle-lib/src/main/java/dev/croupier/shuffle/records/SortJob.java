@@ -50,7 +50,7 @@ public final class SortJob {
      * Default partitions (reduce tasks) per map task: two, so a reducer sorts half a map
      * input's bytes (32 MiB by default). Twice as many reducers as maps keep a cluster's slots
      * evenly busy through the reduce phase's last waves; against one per map, alternating:
-     * {@code sort-benchmark --in-memory} 945-1057 against 910-968 MB/s, 4 GiB on disk 7.73 and
+     * {@code sort-benchmark --in-memory} 936-1,057 against 884-968 MB/s, 4 GiB on disk 7.73 and
      * 8.41 s against 8.14 and 9.65 s, out of core and the 1 GB file sort level; on three node
      * processes the 1 GB sort was 0.1-0.2 s slower, each reducer borrowing its pieces from the
      * other nodes with a call apiece (docs/benchmarks.md, "Two reducers per map").
