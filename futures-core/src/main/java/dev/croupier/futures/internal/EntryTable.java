@@ -15,6 +15,11 @@ import java.util.function.LongSupplier;
  * the 100 TB graph). Ids are made in order and mostly freed in order, so pages fill, empty and
  * are dropped behind the front; an entry that lives long keeps only its own page.
  *
+ * <p>Pages are found through {@link #recent}, a ring of the last {@value #RECENT_PAGES} page
+ * indexes by default, before the map: a remove comes to a page behind the front (an object is freed after
+ * later ones were made), and looking it up in the map (a boxed index and its hash) was a
+ * seventh of the owner's samples over the 100 TB graph.
+ *
  * <p>A page's count is its entries, or {@link #DROPPED} once it has been emptied after all
  * of its sequence numbers were handed out; a put that finds a dropped page makes a new one.
  * Removal is by identity, so a stale remove cannot take out an entry put again since (a
@@ -27,11 +32,16 @@ final class EntryTable {
     static final int PAGE_BITS = 12;
     static final int PAGE_SIZE = 1 << PAGE_BITS;
     private static final int DROPPED = -1;
+    /** Pages the ring {@link #recent} holds by default: {@value} pages of {@value #PAGE_SIZE} ids. */
+    static final int RECENT_PAGES = 1024;
 
     private final long tag;
     /** Sequence numbers handed out so far: a page below {@code issued >>> PAGE_BITS} is full. */
     private final LongSupplier issued;
     private final ConcurrentHashMap<Long, Page> pages = new ConcurrentHashMap<>();
+    /** Page {@code i} at {@code i & ring} while it lives (live pages lie near the front), unless a later one took its place. */
+    private final AtomicReferenceArray<Page> recent;
+    private final int ring;
     /** The page most puts go to: the one at the front. */
     private volatile Page front;
 
@@ -40,8 +50,18 @@ final class EntryTable {
      * @param issued the highest sequence number handed out so far
      */
     EntryTable(long tag, LongSupplier issued) {
+        this(tag, issued, RECENT_PAGES);
+    }
+
+    /** As above, with a ring of {@code recentPages} pages, a power of two (tests make pages collide there). */
+    EntryTable(long tag, LongSupplier issued, int recentPages) {
+        if (Integer.bitCount(recentPages) != 1) {
+            throw new IllegalArgumentException("recentPages must be a power of two: " + recentPages);
+        }
         this.tag = tag;
         this.issued = issued;
+        this.recent = new AtomicReferenceArray<>(recentPages);
+        this.ring = recentPages - 1;
     }
 
     private static final class Page {
@@ -89,6 +109,7 @@ final class EntryTable {
         if (prior != null) {
             return prior;
         }
+        recent.set(ring(index), made);
         Page f = front;
         if (f == null || index >= f.index) {
             front = made;
@@ -126,6 +147,7 @@ final class EntryTable {
     private void dropIfDone(Page page) {
         if (page.count.get() == 0 && sealed(page) && page.count.compareAndSet(0, DROPPED)) {
             pages.remove(page.index, page);
+            recent.compareAndSet(ring(page.index), page, null);
         }
     }
 
@@ -156,6 +178,9 @@ final class EntryTable {
 
     void clear() {
         pages.clear();
+        for (int i = 0; i < recent.length(); i++) {
+            recent.set(i, null);
+        }
         front = null;
     }
 
@@ -165,8 +190,16 @@ final class EntryTable {
         if (f != null && f.index == index && f.count.get() != DROPPED) {
             return f;
         }
-        Page page = pages.get(index);
+        Page page = recent.get(ring(index));
+        if (page != null && page.index == index && page.count.get() != DROPPED) {
+            return page;
+        }
+        page = pages.get(index); // pushed out of the ring, or dropped there and made again
         return page == null || page.count.get() == DROPPED ? null : page;
+    }
+
+    private int ring(long index) {
+        return (int) (index & ring);
     }
 
     /**

@@ -29,6 +29,7 @@ import net.jqwik.api.Tuple;
  * The owner's id table against a map: every id finds what was put under it and not removed
  * since, across pages made, emptied, dropped and made again by a rebuild's put; and an empty
  * page is kept only while ids of the page after it may still come (none was ever put there).
+ * Rings of recent pages as small as one page make pages take each other's place there.
  */
 class EntryTableProperties {
 
@@ -65,10 +66,16 @@ class EntryTableProperties {
                 .map(parts -> parts.stream().flatMap(List::stream).toList());
     }
 
+    @Provide
+    Arbitrary<Integer> rings() {
+        return Arbitraries.of(1, 2, EntryTable.RECENT_PAGES);
+    }
+
     @Property(tries = 200)
-    void findsWhatWasPutAndKeepsNoEmptyPageBehind(@ForAll("ops") List<Op> ops, @ForAll boolean drain) {
+    void findsWhatWasPutAndKeepsNoEmptyPageBehind(@ForAll("ops") List<Op> ops, @ForAll boolean drain,
+                                                   @ForAll("rings") int recentPages) {
         AtomicLong issued = new AtomicLong();
-        EntryTable table = new EntryTable(TAG, issued::get);
+        EntryTable table = new EntryTable(TAG, issued::get, recentPages);
         Map<Long, OwnedObject> live = new HashMap<>();
         List<OwnedObject> liveOrder = new ArrayList<>();
         List<OwnedObject> removed = new ArrayList<>();
@@ -142,7 +149,7 @@ class EntryTableProperties {
     @Example
     void concurrentPutsAndRemovesLoseNothing() throws InterruptedException {
         AtomicLong issued = new AtomicLong();
-        EntryTable table = new EntryTable(TAG, issued::get);
+        EntryTable table = new EntryTable(TAG, issued::get, 2);
         int threads = 4;
         int perThread = 20 * EntryTable.PAGE_SIZE;
         List<List<OwnedObject>> kept = new ArrayList<>();
