@@ -391,39 +391,59 @@ final class NodeRuntime {
     }
 
     /**
-     * Starts fetching an attempt's remote arguments together: a loan of each one a node on this
-     * host may lend ({@link #lender}), and pulls of the others when there is more than one, so
-     * the round trips overlap each other instead of adding up.
+     * Starts fetching an attempt's remote arguments together: loans of those a node on this
+     * host may lend ({@link #lender}), one call per lender for all it lends, and pulls of the
+     * others when there is more than one, so the round trips overlap each other instead of
+     * adding up.
      */
     private void fetchRemoteArguments(AttemptCall call, NodeSession session, Resolving resolving) {
-        List<AttemptCall.Ref> remote = null;
+        Remote remote = new Remote();
         for (Object arg : call.args()) {
             if (arg instanceof AttemptCall.Ref ref) {
-                remote = fetchIfRemote(ref, session, resolving, remote);
+                remote.add(ref, session);
             } else if (arg instanceof AttemptCall.RefList list) {
                 for (AttemptCall.Ref ref : list.refs()) {
-                    remote = fetchIfRemote(ref, session, resolving, remote);
+                    remote.add(ref, session);
                 }
             }
         }
-        if (remote != null && remote.size() > 1) {
-            remote.forEach(ref -> pullAhead(ref, session));
+        if (remote.lent != null) {
+            remote.lent.forEach((lender, each) -> {
+                List<ObjectId> ids = List.copyOf(each);
+                List<SameHost.Loan> loans = session.peers.borrow(ids, lender);
+                for (int i = 0; loans != null && i < ids.size(); i++) {
+                    resolving.borrow(ids.get(i), loans.get(i));
+                }
+            });
+        }
+        if (remote.pulled != null && remote.pulled.size() > 1) {
+            remote.pulled.forEach(ref -> pullAhead(ref, session));
         }
     }
 
-    private List<AttemptCall.Ref> fetchIfRemote(AttemptCall.Ref ref, NodeSession session, Resolving resolving,
-                                                List<AttemptCall.Ref> remote) {
-        if (ref.inline() != null || store.contains(ref.id()) || holderInProcess(ref, session) != null) {
-            return remote;
+    /** An attempt's arguments held on other nodes: by the node that lends them, and the rest, to pull. */
+    private final class Remote {
+        /** Ids to borrow, each once (an argument may appear twice), by lender; null if none. */
+        Map<Integer, Set<ObjectId>> lent;
+        List<AttemptCall.Ref> pulled;
+
+        void add(AttemptCall.Ref ref, NodeSession session) {
+            if (ref.inline() != null || store.contains(ref.id()) || holderInProcess(ref, session) != null) {
+                return;
+            }
+            int lender = lender(ref, session);
+            if (lender >= 0) {
+                if (lent == null) {
+                    lent = new HashMap<>(4);
+                }
+                lent.computeIfAbsent(lender, n -> new LinkedHashSet<>()).add(ref.id());
+                return;
+            }
+            if (pulled == null) {
+                pulled = new ArrayList<>();
+            }
+            pulled.add(ref);
         }
-        int lender = lender(ref, session);
-        if (lender >= 0) {
-            resolving.borrow(ref.id(), session.peers.borrow(ref.id(), lender));
-            return remote;
-        }
-        List<AttemptCall.Ref> out = remote == null ? new ArrayList<>() : remote;
-        out.add(ref);
-        return out;
     }
 
     /**
@@ -467,15 +487,10 @@ final class NodeRuntime {
         }
 
         void borrow(ObjectId id, SameHost.Loan loan) {
-            if (loan != null) {
-                if (loans == null) {
-                    loans = new HashMap<>(4);
-                }
-                SameHost.Loan earlier = loans.putIfAbsent(id, loan);
-                if (earlier != null) {
-                    loan.close(); // the argument appears twice
-                }
+            if (loans == null) {
+                loans = new HashMap<>(4);
             }
+            loans.put(id, loan);
         }
 
         SameHost.Loan loan(ObjectId id) {

@@ -321,9 +321,9 @@ public final class NodeService implements AutoCloseable {
                         }
 
                         @Override
-                        public SameHost.Loan borrow(ObjectId id, int source) {
+                        public List<SameHost.Loan> borrow(List<ObjectId> ids, int source) {
                             String at = peerAddress(source);
-                            return at == null ? null : peers.borrow(at, node.tag, id);
+                            return at == null ? null : peers.borrow(at, node.tag, ids);
                         }
 
                         @Override
@@ -768,20 +768,27 @@ public final class NodeService implements AutoCloseable {
         @Override
         public void lend(PullRequest request, StreamObserver<Lent> plainOut) {
             ServerCallStreamObserver<Lent> out = (ServerCallStreamObserver<Lent>) plainOut;
-            ObjectId id = WireCodec.id(request.getId());
-            NodeStore.Lending lending = open(out, id, () -> runtime.store().lend(id));
-            if (lending == null) {
-                return;
+            List<NodeStore.Lending> lendings = new ArrayList<>(1 + request.getMoreCount());
+            for (int i = 0; i <= request.getMoreCount(); i++) {
+                ObjectId id = WireCodec.id(i == 0 ? request.getId() : request.getMore(i - 1));
+                NodeStore.Lending lending = open(out, id, () -> runtime.store().lend(id));
+                if (lending == null) {
+                    lendings.forEach(NodeStore.Lending::close); // the call ended with why
+                    return;
+                }
+                lendings.add(lending);
             }
             // Pinned until the caller ends the call: a copy's deadline bounds a caller that never
             // does; a loan (SameHost.Loan) lasts as long as its task, and its caller's death ends
             // the call with the connection.
-            out.setOnCancelHandler(lending::close);
+            out.setOnCancelHandler(() -> lendings.forEach(NodeStore.Lending::close));
             Path directory = runtime.store().directoryFile();
-            out.onNext(Lent.newBuilder().setHost(SameHost.ID).setFile(lending.where().file().toString())
-                    .setOffset(lending.where().offset()).setLength(lending.where().length())
-                    .setMemoryRegion(lending.where().inMemoryRegion())
-                    .setDirectory(directory == null ? "" : directory.toString()).build());
+            for (NodeStore.Lending lending : lendings) {
+                out.onNext(Lent.newBuilder().setHost(SameHost.ID).setFile(lending.where().file().toString())
+                        .setOffset(lending.where().offset()).setLength(lending.where().length())
+                        .setMemoryRegion(lending.where().inMemoryRegion())
+                        .setDirectory(directory == null ? "" : directory.toString()).build());
+            }
         }
 
         @Override

@@ -1,6 +1,7 @@
 package dev.croupier.futures.internal;
 
 import dev.croupier.objectstore.ObjectId;
+import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -38,10 +39,11 @@ final class NodeSession {
         }
 
         /**
-         * Starts borrowing object {@code id} where node {@code source} holds it, on this host, to
-         * be read in place for an attempt ({@link SameHost.Loan}); null where it must be copied.
+         * Starts borrowing objects {@code ids} where node {@code source} holds them, on this
+         * host, to be read in place for an attempt: one loan per id, in order, all on one call
+         * ({@link SameHost.Loan}); null where they must be copied.
          */
-        default SameHost.Loan borrow(ObjectId id, int source) {
+        default List<SameHost.Loan> borrow(List<ObjectId> ids, int source) {
             return null;
         }
 

@@ -12,6 +12,7 @@ import io.grpc.stub.ClientCalls;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -165,12 +166,16 @@ final class PeerChannels implements AutoCloseable {
     }
 
     /**
-     * Starts borrowing object {@code id} of session {@code session} from the holder at
-     * {@code address}, to be read in place ({@link SameHost#borrow}); null where the holder is
-     * known to run on another host.
+     * Starts borrowing objects {@code ids} of session {@code session} from the holder at
+     * {@code address}, to be read in place, on one call ({@link SameHost#borrow}): a loan per
+     * id, in order; null where the holder is known to run on another host.
      */
-    SameHost.Loan borrow(String address, long session, ObjectId id) {
-        return sameHost.borrow(channel(address), address, request(session, id));
+    List<SameHost.Loan> borrow(String address, long session, List<ObjectId> ids) {
+        PullRequest.Builder request = request(session, ids.getFirst()).toBuilder();
+        for (int i = 1; i < ids.size(); i++) {
+            request.addMore(WireCodec.key(ids.get(i)));
+        }
+        return sameHost.borrow(channel(address), address, request.build());
     }
 
     /** Whether objects of the holder at {@code address} may be borrowed: it is not known to run on another host. */

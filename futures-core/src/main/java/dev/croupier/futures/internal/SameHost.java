@@ -20,6 +20,8 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -202,10 +204,11 @@ final class SameHost {
                 return copied;
             }
         }
-        Loan loan = lend(channel, address, request);
-        if (loan == null) {
+        List<Loan> loans = lend(channel, address, request);
+        if (loans == null) {
             return -1;
         }
+        Loan loan = loans.getFirst();
         try {
             Lent lent = loan.answer();
             if (lent == null) {
@@ -242,57 +245,109 @@ final class SameHost {
     }
 
     /**
-     * Starts borrowing object {@code request} of the holder at {@code address}: asks it to pin
-     * the object and say where it lies. The loan's {@link Loan#await} gives the reading, or
-     * null where the object must be copied. Null at once where the holder is known to run on
-     * another host.
+     * Starts borrowing the objects {@code request} names (its id, then its more) from the
+     * holder at {@code address}, on one call: asks it to pin them and say where they lie. A
+     * loan per object, in order; each one's {@link Loan#await} gives its reading, or null where
+     * the object must be copied. Null at once where the holder is known to run on another host.
      */
-    Loan borrow(Channel channel, String address, PullRequest request) {
+    List<Loan> borrow(Channel channel, String address, PullRequest request) {
         return mayLend(address) ? lend(channel, address, request) : null;
     }
 
     /** Starts a {@code Lend} call; null if this node's channel cannot start one (it is stopping). */
-    private Loan lend(Channel channel, String address, PullRequest request) {
-        Loan loan = new Loan(address);
+    private List<Loan> lend(Channel channel, String address, PullRequest request) {
+        LendCall call = new LendCall(address, 1 + request.getMoreCount());
         try {
-            loan.call.run(() -> ClientCalls.asyncServerStreamingCall(channel.newCall(DataGrpc.getLendMethod(),
-                    CallOptions.DEFAULT), request, loan));
+            call.context.run(() -> ClientCalls.asyncServerStreamingCall(channel.newCall(DataGrpc.getLendMethod(),
+                    CallOptions.DEFAULT), request, call));
         } catch (RuntimeException channelClosed) {
-            loan.close();
+            call.context.cancel(null);
             return null; // the pull that follows says so
         }
-        return loan;
+        return call.loans;
     }
 
     /**
-     * An object of a holder on this host, pinned while the {@code Lend} call that asked for it
-     * stays open, which it does, with no deadline, until {@link #close}: for one copy, or, read
-     * in place, for a task. A reader process that dies ends the call with its connection.
+     * One {@code Lend} call and the holder's answers to it, one per object asked for: it stays
+     * open, with no deadline, until each of its loans is closed, which unpins them all at the
+     * holder. A task borrows everything it reads from one holder on one call, since on this
+     * 2-vCPU guest a call costs a node process milliseconds of its event loop's time.
      */
-    final class Loan implements NodeStore.Reading, StreamObserver<Lent> {
+    private final class LendCall implements StreamObserver<Lent> {
         private final String address;
-        private final Context.CancellableContext call = Context.current().withCancellation();
-        private final CompletableFuture<Lent> answer = new CompletableFuture<>();
-        private Region region;
-        private MemorySegment frame;
+        private final Context.CancellableContext context = Context.current().withCancellation();
+        private final List<CompletableFuture<Lent>> answers;
+        private final List<Loan> loans;
+        /** Answers received; guarded by this. */
+        private int answered;
+        /** Loans not yet closed; guarded by this. */
+        private int open;
 
-        private Loan(String address) {
+        LendCall(String address, int objects) {
             this.address = address;
+            List<CompletableFuture<Lent>> answers = new ArrayList<>(objects);
+            List<Loan> loans = new ArrayList<>(objects);
+            for (int i = 0; i < objects; i++) {
+                CompletableFuture<Lent> answer = new CompletableFuture<>();
+                answers.add(answer);
+                loans.add(new Loan(this, answer));
+            }
+            this.answers = List.copyOf(answers);
+            this.loans = List.copyOf(loans);
+            this.open = objects;
         }
 
         @Override
         public void onNext(Lent lent) {
-            answer.complete(lent);
+            CompletableFuture<Lent> next;
+            synchronized (this) {
+                next = answered < answers.size() ? answers.get(answered++) : null;
+            }
+            if (next != null) {
+                next.complete(lent);
+            }
         }
 
         @Override
         public void onError(Throwable t) {
-            answer.completeExceptionally(t); // after the answer: the holder is gone; its pages stay mapped here
+            // after the answers: the holder is gone; its pages stay mapped here
+            answers.forEach(a -> a.completeExceptionally(t));
         }
 
         @Override
         public void onCompleted() {
-            answer.completeExceptionally(new IllegalStateException("node " + address + " lent nothing"));
+            answers.forEach(a -> a.completeExceptionally(new IllegalStateException("node " + address + " lent nothing")));
+        }
+
+        /** One of its loans has ended: the last one ends the call, which unpins them all. */
+        void closed() {
+            boolean last;
+            synchronized (this) {
+                last = --open == 0;
+            }
+            if (last) {
+                context.cancel(null);
+            }
+        }
+    }
+
+    /**
+     * An object of a holder on this host, pinned while the {@code Lend} call that asked for it
+     * stays open: until {@link #close}, with its call's other loans, for one copy or, read in
+     * place, for a task. A reader process that dies ends the call with its connection.
+     */
+    final class Loan implements NodeStore.Reading {
+        private final LendCall call;
+        private final String address;
+        private final CompletableFuture<Lent> answer;
+        private Region region;
+        private MemorySegment frame;
+        private boolean closed;
+
+        private Loan(LendCall call, CompletableFuture<Lent> answer) {
+            this.call = call;
+            this.address = call.address;
+            this.answer = answer;
         }
 
         /**
@@ -370,14 +425,20 @@ final class SameHost {
             return frame;
         }
 
-        /** Ends the loan: unmaps its region here if no other copy or loan uses it, and ends the call, which unpins. */
+        /**
+         * Ends the loan: unmaps its region here if no other copy or loan uses it; the last loan
+         * of its call to end ends the call, which unpins. Closing again does nothing.
+         */
         @Override
         public synchronized void close() {
             if (region != null) {
                 region.release();
                 region = null;
             }
-            call.cancel(null);
+            if (!closed) {
+                closed = true;
+                call.closed();
+            }
         }
     }
 

@@ -287,7 +287,7 @@ class NodeServiceTest {
         SameHost sameHost = new SameHost();
         try {
             NodeStore.Reading loan = sameHost.borrow(channels.channel(node.address()), node.address(),
-                    request(0xC1C1L, 1)).await();
+                    request(0xC1C1L, 1)).getFirst().await();
             assertNotNull(loan, "an object in the holder's memory is lent");
             java.lang.foreign.MemorySegment frame = loan.frame();
             assertEquals(size, frame.byteSize());
@@ -313,6 +313,66 @@ class NodeServiceTest {
         }
     }
 
+    /**
+     * A task borrows all it reads from one holder on one call: each object comes back as its
+     * own loan, in order, and they stay pinned until the last loan of the call ends; a call
+     * naming an object the holder does not have lends none of them and pins nothing.
+     */
+    @Test
+    void loansOfOneCallKeepTheirObjectsUntilTheLastEnds() throws Exception {
+        control().register(register(0xB0B0L, 200).build());
+        StreamObserver<DriverMessage> leaving = openSession(0xB0B0L);
+        int size = 2 << 20;
+        for (int i = 0; i < 3; i++) {
+            put(0xB0B0L, new ObjectId(0xB0B0L, i), size, 10 * i);
+        }
+        SameHost sameHost = new SameHost();
+        try {
+            dev.croupier.futures.wire.PullRequest all = request(0xB0B0L, 0).toBuilder()
+                    .addMore(WireCodec.key(new ObjectId(0xB0B0L, 1)))
+                    .addMore(WireCodec.key(new ObjectId(0xB0B0L, 2))).build();
+            List<SameHost.Loan> loans = sameHost.borrow(channels.channel(node.address()), node.address(), all);
+            assertEquals(3, loans.size());
+            for (int i = 0; i < 3; i++) {
+                NodeStore.Reading loan = loans.get(i).await();
+                assertNotNull(loan, "object " + i + " is lent");
+                java.lang.foreign.MemorySegment frame = loan.frame();
+                assertEquals(size, frame.byteSize());
+                for (int b = 3; b < size; b += 4093) {
+                    assertEquals((byte) (b + 10 * i), frame.get(java.lang.foreign.ValueLayout.JAVA_BYTE, b),
+                            "byte " + b + " of object " + i);
+                }
+            }
+            loans.get(0).close();
+            loans.get(1).close();
+            loans.get(1).close(); // again: nothing more
+            leaving.onCompleted();
+            while (stats().getSessionsCount() != 0) {
+                Thread.sleep(20); // the lease (200 ms) runs out and the session's objects are freed
+            }
+            assertEquals(3, stats().getObjects(), "the call stays open, and all its objects pinned, while one loan lasts");
+            loans.get(2).close();
+            while (stats().getObjects() != 0) {
+                Thread.sleep(20); // the call's end reaches the holder, which unpins and frees them all
+            }
+
+            control().register(register(0xB1B1L, 200).build());
+            StreamObserver<DriverMessage> second = openSession(0xB1B1L);
+            put(0xB1B1L, new ObjectId(0xB1B1L, 0), size);
+            dev.croupier.futures.wire.PullRequest withAbsent = request(0xB1B1L, 0).toBuilder()
+                    .addMore(WireCodec.key(new ObjectId(0xB1B1L, 9))).build();
+            List<SameHost.Loan> refused = sameHost.borrow(channels.channel(node.address()), node.address(), withAbsent);
+            assertNull(refused.get(0).await(), "a call naming an absent object lends none");
+            assertNull(refused.get(1).await(), "nor the absent one");
+            second.onCompleted();
+            while (stats().getObjects() != 0) {
+                Thread.sleep(20); // nothing stayed pinned: the session's end frees its object
+            }
+        } finally {
+            sameHost.close();
+        }
+    }
+
     /** A spilled object leaves through its spill file: both paths read it there, and nothing is restored. */
     @Test
     void aSpilledObjectIsPulledFromItsSpillFileWithoutARestore() throws Exception {
@@ -325,7 +385,7 @@ class NodeServiceTest {
         assertTrue(before.getBytesSpilled() >= 2L * size, "objects spilled: " + before);
         SameHost lender = new SameHost();
         try {
-            assertNull(lender.borrow(channels.channel(node.address()), node.address(), request(0xDDDDL, 0)).await(),
+            assertNull(lender.borrow(channels.channel(node.address()), node.address(), request(0xDDDDL, 0)).getFirst().await(),
                     "a spilled object is copied, not lent");
         } finally {
             lender.close();
