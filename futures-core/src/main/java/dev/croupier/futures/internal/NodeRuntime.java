@@ -490,7 +490,11 @@ final class NodeRuntime {
             if (loans == null) {
                 loans = new HashMap<>(4);
             }
-            loans.put(id, loan);
+            if (loans.putIfAbsent(id, loan) != null) {
+                // the argument appears twice, with its locations read at two moments: each
+                // lender was asked for it once, and one loan of it is enough
+                loan.close();
+            }
         }
 
         SameHost.Loan loan(ObjectId id) {
