@@ -41,10 +41,12 @@ final class NodeCommand implements CroupierCli.Command {
                                     (default: CROUPIER_TLS_CA)
               --drain-seconds N     on SIGTERM, how long running and queued tasks may take to finish
                                     (default 20)
-              --metrics-port P      serve Prometheus text at /metrics on this port of the bind address""";
+              --metrics-port P      serve Prometheus text at /metrics on this port of the bind address
+              --parent PID          stop (exit 0) when process PID ends, as a supervisor's child does; bin/croupier
+                                    passes its own while the node's first run records its start-up cache""";
 
     static final Set<String> VALUED = Set.of("port", "bind", "store-memory", "spill-dir", "memory-dir", "cpus",
-            "classpath", "token-file", "tls-cert", "tls-key", "tls-ca", "drain-seconds", "metrics-port");
+            "classpath", "token-file", "tls-cert", "tls-key", "tls-ca", "drain-seconds", "metrics-port", "parent");
 
     @Override
     public int run(String[] args) throws InterruptedException {
@@ -78,6 +80,9 @@ final class NodeCommand implements CroupierCli.Command {
         }
         if (o.string("metrics-port", null) != null) {
             node.addAll(List.of("--metrics-port", Integer.toString(o.integer("metrics-port", 0, 0, 65535))));
+        }
+        if (o.string("parent", null) != null) {
+            node.addAll(List.of("--parent", Long.toString(o.longValue("parent", 0, 1, Long.MAX_VALUE))));
         }
         if (o.string("drain-seconds", null) != null) {
             node.addAll(List.of("--drain-seconds", Integer.toString(o.integer("drain-seconds",

@@ -126,6 +126,26 @@ class NodeAndStatusCommandsTest {
         }
     }
 
+    /**
+     * A node given {@code --parent PID} stops, exiting 0, once that process ends, as one that
+     * bin/croupier starts while recording its start-up cache stops when the launcher is killed.
+     */
+    @Test
+    void aNodeEndsWithTheProcessItWasGivenAsParent() throws Exception {
+        Process parent = new ProcessBuilder("sleep", "600").start();
+        try {
+            startNode("--port", "0", "--cpus", "1", "--store-memory", "16m", "--spill-dir", spill.toString(),
+                    "--parent", Long.toString(parent.pid()));
+            Process node = nodes.getLast();
+            assertTrue(node.isAlive(), "the node serves while its parent runs");
+            parent.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            assertTrue(node.waitFor(60, TimeUnit.SECONDS), "the node should have stopped with its parent");
+            assertEquals(0, node.exitValue());
+        } finally {
+            parent.destroyForcibly();
+        }
+    }
+
     /** Runs {@code croupier node args}, which must refuse to start, exiting {@code exitCode} with {@code line} alone. */
     private void assertRefused(int exitCode, String line, String... args) throws Exception {
         Process p = new ProcessBuilder(nodeCommand(args)).redirectErrorStream(true).start();
