@@ -162,6 +162,15 @@ class NodeAndStatusCommandsTest {
                 "--port", "0", "--classpath", spill.resolve("missing.jar").toString());
     }
 
+    /** A parent that is not running is refused in one line naming the flag and the process id. */
+    @Test
+    void aNodeRefusesAParentThatIsNotRunning() throws Exception {
+        Process ended = new ProcessBuilder("true").start();
+        assertTrue(ended.waitFor(10, TimeUnit.SECONDS));
+        assertRefused(1, "croupier node: --parent = " + ended.pid() + " is no running process",
+                "--port", "0", "--spill-dir", spill.toString(), "--parent", Long.toString(ended.pid()));
+    }
+
     /** A memory folder the store cannot use is refused in one line naming the flag and the folder. */
     @Test
     void aNodeRefusesAMemoryFolderItCannotUseNamingTheFlag() throws Exception {

@@ -119,6 +119,13 @@ public final class NodeServer implements AutoCloseable {
             System.err.println("croupier " + e.getMessage());
             System.exit(2);
         }
+        // A node started by a driver ends with it, even when the driver is killed with SIGKILL.
+        ProcessHandle parentProcess = parent < 0 ? null : ProcessHandle.of(parent).filter(ProcessHandle::isAlive).orElse(null);
+        if (parent >= 0 && parentProcess == null) {
+            System.err.println("croupier node: --parent = " + parent + " is no running process");
+            System.exit(1);
+            return;
+        }
         NodeServer node;
         try {
             node = b.start();
@@ -146,10 +153,8 @@ public final class NodeServer implements AutoCloseable {
                         System.exit(0);
                     }
                 }));
-        if (parent >= 0) {
-            // A node started by a driver ends with it, even when the driver is killed with SIGKILL.
-            ProcessHandle.of(parent).ifPresentOrElse(
-                    p -> p.onExit().thenRun(() -> System.exit(0)), () -> System.exit(0));
+        if (parentProcess != null) {
+            parentProcess.onExit().thenRun(() -> System.exit(0));
         }
         System.out.println(READY + node.address());
         System.out.flush();

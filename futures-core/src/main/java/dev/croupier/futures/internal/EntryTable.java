@@ -39,9 +39,9 @@ final class EntryTable {
     /** Sequence numbers handed out so far: a page below {@code issued >>> PAGE_BITS} is full. */
     private final LongSupplier issued;
     private final ConcurrentHashMap<Long, Page> pages = new ConcurrentHashMap<>();
-    /** Page {@code i} at {@code i & ring} while it lives (live pages lie near the front), unless a later one took its place. */
+    /** Page {@code i} at {@code i & recentMask} while it lives (live pages lie near the front), unless a later one took its place. */
     private final AtomicReferenceArray<Page> recent;
-    private final int ring;
+    private final int recentMask;
     /** The page most puts go to: the one at the front. */
     private volatile Page front;
 
@@ -61,7 +61,7 @@ final class EntryTable {
         this.tag = tag;
         this.issued = issued;
         this.recent = new AtomicReferenceArray<>(recentPages);
-        this.ring = recentPages - 1;
+        this.recentMask = recentPages - 1;
     }
 
     private static final class Page {
@@ -199,7 +199,7 @@ final class EntryTable {
     }
 
     private int ring(long index) {
-        return (int) (index & ring);
+        return (int) (index & recentMask);
     }
 
     /**

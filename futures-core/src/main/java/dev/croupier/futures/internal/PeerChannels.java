@@ -171,7 +171,7 @@ final class PeerChannels implements AutoCloseable {
      * id, in order; null where the holder is known to run on another host.
      */
     List<SameHost.Loan> borrow(String address, long session, List<ObjectId> ids) {
-        PullRequest.Builder request = request(session, ids.getFirst()).toBuilder();
+        PullRequest.Builder request = requestOf(session, ids.getFirst());
         for (int i = 1; i < ids.size(); i++) {
             request.addMore(WireCodec.key(ids.get(i)));
         }
@@ -184,11 +184,14 @@ final class PeerChannels implements AutoCloseable {
     }
 
     private static PullRequest request(long session, ObjectId id) {
+        return requestOf(session, id).build();
+    }
+
+    private static PullRequest.Builder requestOf(long session, ObjectId id) {
         return PullRequest.newBuilder()
                 .setProtocolVersion(NodeService.PROTOCOL_VERSION)
                 .setSession(session)
-                .setId(WireCodec.key(id))
-                .build();
+                .setId(WireCodec.key(id));
     }
 
     @Override

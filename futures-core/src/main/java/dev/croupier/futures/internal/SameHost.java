@@ -276,7 +276,7 @@ final class SameHost {
     private final class LendCall implements StreamObserver<Lent> {
         private final String address;
         private final Context.CancellableContext context = Context.current().withCancellation();
-        private final List<CompletableFuture<Lent>> answers;
+        /** One per object asked for, in the order the holder answers. */
         private final List<Loan> loans;
         /** Answers received; guarded by this. */
         private int answered;
@@ -285,38 +285,34 @@ final class SameHost {
 
         LendCall(String address, int objects) {
             this.address = address;
-            List<CompletableFuture<Lent>> answers = new ArrayList<>(objects);
             List<Loan> loans = new ArrayList<>(objects);
             for (int i = 0; i < objects; i++) {
-                CompletableFuture<Lent> answer = new CompletableFuture<>();
-                answers.add(answer);
-                loans.add(new Loan(this, answer));
+                loans.add(new Loan(this));
             }
-            this.answers = List.copyOf(answers);
             this.loans = List.copyOf(loans);
             this.open = objects;
         }
 
         @Override
         public void onNext(Lent lent) {
-            CompletableFuture<Lent> next;
+            Loan next;
             synchronized (this) {
-                next = answered < answers.size() ? answers.get(answered++) : null;
+                next = answered < loans.size() ? loans.get(answered++) : null;
             }
             if (next != null) {
-                next.complete(lent);
+                next.answer.complete(lent);
             }
         }
 
         @Override
         public void onError(Throwable t) {
             // after the answers: the holder is gone; its pages stay mapped here
-            answers.forEach(a -> a.completeExceptionally(t));
+            loans.forEach(l -> l.answer.completeExceptionally(t));
         }
 
         @Override
         public void onCompleted() {
-            answers.forEach(a -> a.completeExceptionally(new IllegalStateException("node " + address + " lent nothing")));
+            loans.forEach(l -> l.answer.completeExceptionally(new IllegalStateException("node " + address + " lent nothing")));
         }
 
         /** One of its loans has ended: the last one ends the call, which unpins them all. */
@@ -338,16 +334,13 @@ final class SameHost {
      */
     final class Loan implements NodeStore.Reading {
         private final LendCall call;
-        private final String address;
-        private final CompletableFuture<Lent> answer;
+        private final CompletableFuture<Lent> answer = new CompletableFuture<>();
         private Region region;
         private MemorySegment frame;
         private boolean closed;
 
-        private Loan(LendCall call, CompletableFuture<Lent> answer) {
+        private Loan(LendCall call) {
             this.call = call;
-            this.address = call.address;
-            this.answer = answer;
         }
 
         /**
@@ -370,11 +363,11 @@ final class SameHost {
                 return null; // not lendable (a heap value, a compressed spill), or the holder is gone
             }
             if (!lent.getHost().equals(ID)) {
-                otherHost.put(address, Boolean.TRUE);
+                otherHost.put(call.address, Boolean.TRUE);
                 return null;
             }
             if (lent.getMemoryRegion() && !lent.getDirectory().isEmpty()) {
-                holders.put(address, new Holder(Path.of(lent.getFile()), Path.of(lent.getDirectory())));
+                holders.put(call.address, new Holder(Path.of(lent.getFile()), Path.of(lent.getDirectory())));
             }
             return lent;
         }
