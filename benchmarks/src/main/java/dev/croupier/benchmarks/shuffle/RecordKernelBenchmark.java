@@ -17,6 +17,7 @@ import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -32,6 +33,8 @@ import org.openjdk.jmh.annotations.Warmup;
  *
  * <ul>
  *   <li>{@code partition16}: range-partition the block into 16 blocks (a map task).
+ *   <li>{@code partitionMany}: the same into 64 to 256 blocks ({@link Cut}; a map task of a
+ *       4 GiB sort cuts 128).
  *   <li>{@code sortOneBlock}: sort the block (a reduce task with one input).
  *   <li>{@code sortSixteenBlocks}: sort 16 blocks of 4 MiB (a reduce task after SIMPLE).
  *   <li>{@code concatSixteenBlocks}: concatenate 16 blocks of 4 MiB (a merge task).
@@ -103,6 +106,18 @@ public class RecordKernelBenchmark {
     }
 
     @Benchmark
+    public long partitionMany(Cut cut) {
+        Splitters s = cut.splitters;
+        List<ObjectRef<MemorySegment>> parts = cluster.task((MemorySegment in) -> RecordKernels.partition(LAYOUT, in, s), block)
+                .<MemorySegment>numReturns(cut.partitions).remote();
+        long bytes = 0;
+        for (ObjectRef<MemorySegment> p : parts) {
+            bytes += run(p);
+        }
+        return bytes;
+    }
+
+    @Benchmark
     public long sortOneBlock() {
         return run(cluster.task((MemorySegment in) -> RecordKernels.sort(LAYOUT, List.of(in)), block).remote());
     }
@@ -115,6 +130,20 @@ public class RecordKernelBenchmark {
     @Benchmark
     public long concatSixteenBlocks() {
         return run(cluster.task((List<MemorySegment> in) -> RecordKernels.concat(in), ObjectRef.all(sixteen)).remote());
+    }
+
+    /** The partition count of {@link #partitionMany}, each a benchmark of its own. */
+    @State(Scope.Benchmark)
+    public static class Cut {
+        @Param({"64", "96", "128", "256"})
+        public int partitions;
+        Splitters splitters;
+
+        @Setup
+        public void cut(RecordKernelBenchmark benchmark) {
+            splitters = Splitters.fromSamples(
+                    List.of(RecordKernels.sampleKeys(LAYOUT, benchmark.block.get(), 4096, 7)), LAYOUT.keyBytes(), partitions);
+        }
     }
 
     private static long run(ObjectRef<MemorySegment> ref) {

@@ -73,13 +73,28 @@ public final class RecordKernels {
         return counts;
     }
 
-    /** Appends record {@code i} of {@code records} to block {@code partitionOf[i]}, each from its start. */
+    /**
+     * Appends record {@code i} of {@code records} to block {@code partitionOf[i]}, each from its
+     * start: straight into a few blocks, staged into many ({@link StagedScatter}).
+     */
     private static void copyToBlocks(int size, MemorySegment records, int[] partitionOf, MemorySegment[] blocks) {
         long[] next = new long[blocks.length];
+        if (StagedScatter.pays(blocks.length, size)) {
+            stageToBlocks(size, records, partitionOf, new StagedScatter(size, blocks, next));
+            return;
+        }
         for (int i = 0; i < partitionOf.length; i++) {
             int p = partitionOf[i];
             MemorySegment.copy(records, (long) i * size, blocks[p], next[p], size);
             next[p] += size;
+        }
+    }
+
+    private static void stageToBlocks(int size, MemorySegment records, int[] partitionOf, StagedScatter scatter) {
+        try (scatter) {
+            for (int i = 0; i < partitionOf.length; i++) {
+                scatter.put(partitionOf[i], records, (long) i * size);
+            }
         }
     }
 
@@ -187,13 +202,17 @@ public final class RecordKernels {
      * Bytewise sort in two cache-friendly steps instead of one gather in random order over the
      * whole input (which costs a cache miss or two per record): (1) scatter every record by 8 bits
      * of its key, the highest bits in which the keys differ, into its bucket's place in
-     * {@code out}: sequential reads and 256 sequential write streams; (2) sort each bucket, which
-     * for spread keys is a few hundred KiB and stays in cache, by copying it aside and gathering
-     * it back in order. Returns false, having written nothing, when one bucket would exceed
-     * {@link #BUCKET_SCRATCH_MAX} (keys too alike) or all key prefixes are equal.
+     * {@code out}: sequential reads and 256 sequential write streams, staged ({@link StagedScatter});
+     * (2) sort each bucket, which for spread keys is a few hundred KiB and stays in cache, by
+     * copying it aside and gathering it back in order. Returns false, having written nothing, when one bucket would exceed
+     * {@link #BUCKET_SCRATCH_MAX} (keys too alike), all key prefixes are equal, or the records are
+     * too large to stage (a random gather of large records misses the cache little per byte).
      */
     static boolean bucketSort(RecordLayout layout, List<MemorySegment> blocks, MemorySegment out) {
         int size = layout.recordBytes();
+        if (!StagedScatter.pays(256, size)) {
+            return false;
+        }
         long[] prefixes = new long[Math.toIntExact(bytes(layout, blocks) / size)];
         int top = readPrefixes(layout, blocks, prefixes);
         if (top < 0) {
@@ -210,9 +229,16 @@ public final class RecordKernels {
             return false;
         }
         long[] starts = next.clone();
-        int i = 0;
-        for (MemorySegment b : blocks) {
-            i = scatterToBuckets(size, b, prefixes, i, shift, next, out);
+        MemorySegment[] targets = new MemorySegment[256];
+        java.util.Arrays.fill(targets, out);
+        for (int d = 0; d < 256; d++) {
+            next[d] *= size;
+        }
+        try (StagedScatter scatter = new StagedScatter(size, targets, next)) {
+            int i = 0;
+            for (MemorySegment b : blocks) {
+                i = scatterToBuckets(size, b, prefixes, i, shift, scatter);
+            }
         }
         sortBuckets(layout, out, starts, largest);
         return true;
@@ -258,16 +284,15 @@ public final class RecordKernels {
     }
 
     /**
-     * Copies each record of {@code block} (whole records), whose prefixes start at
-     * {@code prefixes[first]}, to record {@code next[d]++} of {@code out}, d its bucket; returns
-     * the ordinal after its last.
+     * Appends each record of {@code block} (whole records), whose prefixes start at
+     * {@code prefixes[first]}, to its bucket's stream of {@code scatter}; returns the ordinal
+     * after its last.
      */
     private static int scatterToBuckets(int size, MemorySegment block, long[] prefixes, int first, int shift,
-                                        long[] next, MemorySegment out) {
+                                        StagedScatter scatter) {
         int i = first;
         for (long offset = 0, end = block.byteSize(); offset < end; offset += size, i++) {
-            int d = (int) ((prefixes[i] >>> shift) & 0xFF);
-            MemorySegment.copy(block, offset, out, next[d]++ * size, size);
+            scatter.put((int) ((prefixes[i] >>> shift) & 0xFF), block, offset);
         }
         return i;
     }
