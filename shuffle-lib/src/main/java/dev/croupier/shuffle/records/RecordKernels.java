@@ -80,21 +80,15 @@ public final class RecordKernels {
     private static void copyToBlocks(int size, MemorySegment records, int[] partitionOf, MemorySegment[] blocks) {
         long[] next = new long[blocks.length];
         if (StagedScatter.pays(blocks.length, size)) {
-            stageToBlocks(size, records, partitionOf, new StagedScatter(size, blocks, next));
+            try (StagedScatter scatter = new StagedScatter(size, blocks, next)) {
+                scatter.scatter(records, partitionOf, 0);
+            }
             return;
         }
         for (int i = 0; i < partitionOf.length; i++) {
             int p = partitionOf[i];
             MemorySegment.copy(records, (long) i * size, blocks[p], next[p], size);
             next[p] += size;
-        }
-    }
-
-    private static void stageToBlocks(int size, MemorySegment records, int[] partitionOf, StagedScatter scatter) {
-        try (scatter) {
-            for (int i = 0; i < partitionOf.length; i++) {
-                scatter.put(partitionOf[i], records, (long) i * size);
-            }
         }
     }
 
@@ -204,9 +198,10 @@ public final class RecordKernels {
      * of its key, the highest bits in which the keys differ, into its bucket's place in
      * {@code out}: sequential reads and 256 sequential write streams, staged ({@link StagedScatter});
      * (2) sort each bucket, which for spread keys is a few hundred KiB and stays in cache, by
-     * copying it aside and gathering it back in order. Returns false, having written nothing, when one bucket would exceed
-     * {@link #BUCKET_SCRATCH_MAX} (keys too alike), all key prefixes are equal, or the records are
-     * too large to stage (a random gather of large records misses the cache little per byte).
+     * copying it aside and gathering it back in order. Returns false, having written nothing,
+     * when one bucket would exceed {@link #BUCKET_SCRATCH_MAX} (keys too alike), all key prefixes
+     * are equal, or the records are too large to stage (a random gather of large records misses
+     * the cache little per byte).
      */
     static boolean bucketSort(RecordLayout layout, List<MemorySegment> blocks, MemorySegment out) {
         int size = layout.recordBytes();
@@ -220,7 +215,8 @@ public final class RecordKernels {
         }
         // every prefix has the same bits above top, so these 8 bits order the buckets
         int shift = Math.max(0, top - 7);
-        long[] next = bucketStarts(prefixes, shift);
+        int[] bucketOf = new int[prefixes.length];
+        long[] next = bucketStarts(prefixes, shift, bucketOf);
         long largest = 0;
         for (int d = 0; d < 256; d++) {
             largest = Math.max(largest, next[d + 1] - next[d]);
@@ -235,9 +231,10 @@ public final class RecordKernels {
             next[d] *= size;
         }
         try (StagedScatter scatter = new StagedScatter(size, targets, next)) {
-            int i = 0;
+            int first = 0;
             for (MemorySegment b : blocks) {
-                i = scatterToBuckets(size, b, prefixes, i, shift, scatter);
+                scatter.scatter(b, bucketOf, first);
+                first += Math.toIntExact(b.byteSize() / size);
             }
         }
         sortBuckets(layout, out, starts, largest);
@@ -271,30 +268,21 @@ public final class RecordKernels {
         return 63 - Long.numberOfLeadingZeros(min ^ max);
     }
 
-    /** Where each of the 256 buckets of {@code (prefix >>> shift) & 0xFF} starts, in records, and the end. */
-    private static long[] bucketStarts(long[] prefixes, int shift) {
+    /**
+     * Where each of the 256 buckets of {@code (prefix >>> shift) & 0xFF} starts, in records, and
+     * the end; fills {@code bucketOf} with each record's bucket.
+     */
+    private static long[] bucketStarts(long[] prefixes, int shift, int[] bucketOf) {
         long[] starts = new long[257];
-        for (long p : prefixes) {
-            starts[1 + (int) ((p >>> shift) & 0xFF)]++;
+        for (int i = 0; i < prefixes.length; i++) {
+            int d = (int) ((prefixes[i] >>> shift) & 0xFF);
+            bucketOf[i] = d;
+            starts[1 + d]++;
         }
         for (int d = 1; d <= 256; d++) {
             starts[d] += starts[d - 1];
         }
         return starts;
-    }
-
-    /**
-     * Appends each record of {@code block} (whole records), whose prefixes start at
-     * {@code prefixes[first]}, to its bucket's stream of {@code scatter}; returns the ordinal
-     * after its last.
-     */
-    private static int scatterToBuckets(int size, MemorySegment block, long[] prefixes, int first, int shift,
-                                        StagedScatter scatter) {
-        int i = first;
-        for (long offset = 0, end = block.byteSize(); offset < end; offset += size, i++) {
-            scatter.put((int) ((prefixes[i] >>> shift) & 0xFF), block, offset);
-        }
-        return i;
     }
 
     /** Sorts each bucket of {@code out} in cache: copied aside, then gathered back in order. */

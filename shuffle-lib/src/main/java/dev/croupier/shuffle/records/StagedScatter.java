@@ -68,31 +68,42 @@ final class StagedScatter implements AutoCloseable {
         return streams > DIRECT_STREAMS_MAX && size <= STAGED_RECORD_MAX;
     }
 
-    /** Appends the record at {@code offset} of {@code from} to stream {@code s}. */
-    void put(int s, MemorySegment from, long offset) {
-        int n = staged[s];
-        MemorySegment.copy(from, offset, stage, s * slotBytes + (long) n * size, size);
-        if (++n == depth) {
-            flush(s, n);
-            n = 0;
+    /**
+     * Appends record {@code k} of {@code records} (whole records) to stream
+     * {@code streamOf[first + k]}, for every k in order. The loop over every record is this one
+     * method, whichever kernel scatters, so the JIT compiles it once for all of them.
+     */
+    void scatter(MemorySegment records, int[] streamOf, int first) {
+        // The fields in locals: the JIT would read them again after every copy.
+        int size = this.size;
+        int depth = this.depth;
+        long slotBytes = this.slotBytes;
+        int[] staged = this.staged;
+        MemorySegment stage = this.stage;
+        MemorySegment[] targets = this.targets;
+        long[] next = this.next;
+        int i = first;
+        for (long offset = 0, end = records.byteSize() / size * size; offset < end; offset += size, i++) {
+            int s = streamOf[i];
+            int n = staged[s];
+            MemorySegment.copy(records, offset, stage, s * slotBytes + (long) n * size, size);
+            if (++n == depth) {
+                MemorySegment.copy(stage, s * slotBytes, targets[s], next[s], slotBytes);
+                next[s] += slotBytes;
+                n = 0;
+            }
+            staged[s] = n;
         }
-        staged[s] = n;
-    }
-
-    private void flush(int s, int records) {
-        long bytes = (long) records * size;
-        MemorySegment.copy(stage, s * slotBytes, targets[s], next[s], bytes);
-        next[s] += bytes;
     }
 
     @Override
     public void close() {
         try {
             for (int s = 0; s < staged.length; s++) {
-                if (staged[s] > 0) {
-                    flush(s, staged[s]);
-                    staged[s] = 0;
-                }
+                long bytes = (long) staged[s] * size;
+                MemorySegment.copy(stage, s * slotBytes, targets[s], next[s], bytes);
+                next[s] += bytes;
+                staged[s] = 0;
             }
         } finally {
             arena.close();
