@@ -60,7 +60,7 @@ public final class RecordKernels {
         for (int p = 0; p < partitions; p++) {
             blocks[p] = TaskOutput.allocate(counts[p] * size);
         }
-        copyToBlocks(size, records, partitionOf, blocks);
+        copyToBlocks(size, records, partitionOf, blocks, new long[partitions]);
         return List.of(blocks);
     }
 
@@ -75,10 +75,10 @@ public final class RecordKernels {
 
     /**
      * Appends record {@code i} of {@code records} to block {@code partitionOf[i]}, each from its
-     * start: straight into a few blocks, staged into many ({@link StagedScatter}).
+     * byte {@code next[p]} on ({@code next} advances): straight into a few blocks, staged into
+     * many ({@link StagedScatter}).
      */
-    private static void copyToBlocks(int size, MemorySegment records, int[] partitionOf, MemorySegment[] blocks) {
-        long[] next = new long[blocks.length];
+    static void copyToBlocks(int size, MemorySegment records, int[] partitionOf, MemorySegment[] blocks, long[] next) {
         if (StagedScatter.pays(blocks.length, size)) {
             try (StagedScatter scatter = new StagedScatter(size, blocks, next)) {
                 scatter.scatter(records, partitionOf, 0);

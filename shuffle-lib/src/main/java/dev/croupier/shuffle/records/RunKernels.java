@@ -13,10 +13,11 @@ import java.util.SplittableRandom;
  * putting them back in input order) and {@link RepartitionJob} (scatter by input position;
  * concatenate a partition's runs in input order).
  *
- * <p>No object per record: the scatter draws the same random stream twice (a counting pass,
- * then a copying pass) instead of keeping each record's partition, and the permutation is one
- * {@code int[]} of destinations, filled by an inside-out Fisher-Yates shuffle, followed by one
- * pass that reads the runs in input order and writes each record to its destination. Every
+ * <p>No object per record: the scatter draws each record's partition into an {@code int[]} and
+ * copies with the sort's map scatter ({@link RecordKernels#copyToBlocks}, staged into many
+ * partitions), and the permutation is one {@code int[]} of destinations, filled by an
+ * inside-out Fisher-Yates shuffle, followed by one pass that reads the runs in input order and
+ * writes each record to its destination. Every
  * output block is {@link TaskOutput} memory, sealed in place. Stateless and thread-safe.
  */
 final class RunKernels {
@@ -31,11 +32,13 @@ final class RunKernels {
     static List<MemorySegment> scatterRandom(RecordLayout layout, int mapIndex, MemorySegment records,
                                                     int partitions, long seed) {
         int size = layout.recordBytes();
-        long n = layout.records(records.byteSize());
+        int[] partitionOf = new int[Math.toIntExact(layout.records(records.byteSize()))];
         long[] counts = new long[partitions];
         SplittableRandom random = new SplittableRandom(seed);
-        for (long i = 0; i < n; i++) {
-            counts[random.nextInt(partitions)]++;
+        for (int i = 0; i < partitionOf.length; i++) {
+            int p = random.nextInt(partitions);
+            partitionOf[i] = p;
+            counts[p]++;
         }
         MemorySegment[] blocks = new MemorySegment[partitions];
         long[] next = new long[partitions];
@@ -43,13 +46,7 @@ final class RunKernels {
             blocks[p] = RunFrame.allocateRun(mapIndex, counts[p], size);
             next[p] = RunFrame.HEADER_BYTES;
         }
-        // The same stream again tells each record's partition without an array of them.
-        random = new SplittableRandom(seed);
-        for (long i = 0; i < n; i++) {
-            int p = random.nextInt(partitions);
-            MemorySegment.copy(records, i * size, blocks[p], next[p], size);
-            next[p] += size;
-        }
+        RecordKernels.copyToBlocks(size, records, partitionOf, blocks, next);
         return List.of(blocks);
     }
 

@@ -100,10 +100,12 @@ final class StagedScatter implements AutoCloseable {
     public void close() {
         try {
             for (int s = 0; s < staged.length; s++) {
-                long bytes = (long) staged[s] * size;
-                MemorySegment.copy(stage, s * slotBytes, targets[s], next[s], bytes);
-                next[s] += bytes;
-                staged[s] = 0;
+                if (staged[s] > 0) { // a stream may have no records at all, and its target no bytes
+                    long bytes = (long) staged[s] * size;
+                    MemorySegment.copy(stage, s * slotBytes, targets[s], next[s], bytes);
+                    next[s] += bytes;
+                    staged[s] = 0;
+                }
             }
         } finally {
             arena.close();

@@ -119,6 +119,35 @@ class RandomShuffleProperties {
     }
 
     /**
+     * Into more partitions than {@link StagedScatter#DIRECT_STREAMS_MAX} each map's runs are
+     * filled through the staged scatter, after their headers, and flushed whole and at the end.
+     */
+    @Property(tries = 6)
+    void aFullShuffleIntoManyPartitionsIsAPermutationInAnyStrategy(
+            @ForAll @IntRange(min = StagedScatter.DIRECT_STREAMS_MAX + 1, max = 160) int partitions,
+            @ForAll @IntRange(min = 1, max = 3) int mappers,
+            @ForAll @IntRange(min = 0, max = 30_000) int perMapper,
+            @ForAll long seed) throws IOException {
+        Path spill = Files.createTempDirectory("croupier-random-shuffle");
+        try (Cluster cluster = Cluster.builder().nodes(2).cpusPerNode(2).objectStoreBytes(32L << 20)
+                .spillDirectory(spill).start()) {
+            int[] sizes = new int[mappers];
+            Arrays.fill(sizes, perMapper);
+            List<ObjectRef<MemorySegment>> in = inputs(cluster, sizes);
+            long[] first = shuffle(cluster, in, Strategy.SIMPLE, partitions, seed, 0);
+            long[] sorted = first.clone();
+            Arrays.sort(sorted);
+            assertArrayEquals(java.util.stream.LongStream.range(0, (long) mappers * perMapper).toArray(), sorted,
+                    "a permutation");
+            assertArrayEquals(first, shuffle(cluster, in, Strategy.PUSH_PIPELINED, partitions, seed, 0),
+                    "any strategy, same order");
+            in.forEach(ObjectRef::release);
+        } finally {
+            deleteTree(spill);
+        }
+    }
+
+    /**
      * Regression: a shuffle that orders records by a hash of their bytes keeps equal records
      * side by side in every epoch. Two identical blocks of 100 records: in a uniform permutation
      * each pair of equal records is adjacent with probability 1/100, about one pair in all;
