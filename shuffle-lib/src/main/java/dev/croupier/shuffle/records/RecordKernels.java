@@ -189,6 +189,12 @@ public final class RecordKernels {
 
     /** Sorts of fewer records than this gather directly: they fit in cache anyway. */
     static final int BUCKETED_MIN_RECORDS = 1 << 16;
+    /**
+     * Records larger than this gather directly: a gather in random order misses the cache per
+     * record, the bucket pass copies per byte, and from about 200 bytes on the gather costs less
+     * (docs/benchmarks.md, "Which records are bucketed").
+     */
+    static final int BUCKETED_MAX_RECORD_BYTES = 192;
     /** Largest bucket {@link #bucketSort} copies aside; more skewed keys take the direct gather. */
     private static final long BUCKET_SCRATCH_MAX = 16L << 20;
 
@@ -200,12 +206,11 @@ public final class RecordKernels {
      * (2) sort each bucket, which for spread keys is a few hundred KiB and stays in cache, by
      * copying it aside and gathering it back in order. Returns false, having written nothing,
      * when one bucket would exceed {@link #BUCKET_SCRATCH_MAX} (keys too alike), all key prefixes
-     * are equal, or the records are too large to stage (a random gather of large records misses
-     * the cache little per byte).
+     * are equal, or the records are larger than {@link #BUCKETED_MAX_RECORD_BYTES}.
      */
     static boolean bucketSort(RecordLayout layout, List<MemorySegment> blocks, MemorySegment out) {
         int size = layout.recordBytes();
-        if (!StagedScatter.pays(256, size)) {
+        if (size > BUCKETED_MAX_RECORD_BYTES) {
             return false;
         }
         long[] prefixes = new long[Math.toIntExact(bytes(layout, blocks) / size)];
