@@ -16,10 +16,11 @@ import java.util.SplittableRandom;
  * ordinal), LSD-radix-sorts those words a byte per pass (a pass whose digit is the same for
  * every record is skipped), orders each run of equal leading bits by the whole key (runs are
  * tiny for random keys; long runs get a merge sort), then makes one permuting copy. A sort of
- * many records into one block first scatters them into 256 buckets by the leading bits in which
- * their keys differ, then sorts each bucket in cache ({@link #bucketSort}), so that permuting
- * copy no longer misses the cache on every record. Partitioning is a counting pass (a table
- * lookup by leading key bits, {@link Splitters}) and one scatter pass into R blocks. Every
+ * many small records into one block first scatters them into 256 buckets by the leading bits in
+ * which their keys differ, then sorts each bucket in cache ({@link #bucketSort}), so that
+ * permuting copy no longer misses the cache on every record. Partitioning is a counting pass (a
+ * table lookup by leading key bits, {@link Splitters}) and one scatter pass into R blocks,
+ * staged where R is large ({@link StagedScatter}). Every
  * output block is taken from {@link TaskOutput}, so inside a task it is the stored object itself
  * and no kernel output is ever copied again. Stateless and thread-safe.
  */

@@ -17,8 +17,8 @@ import java.util.SplittableRandom;
  * copies with the sort's map scatter ({@link RecordKernels#copyToBlocks}, staged into many
  * partitions), and the permutation is one {@code int[]} of destinations, filled by an
  * inside-out Fisher-Yates shuffle, followed by one pass that reads the runs in input order and
- * writes each record to its destination. Every
- * output block is {@link TaskOutput} memory, sealed in place. Stateless and thread-safe.
+ * writes each record to its destination. Every output block is {@link TaskOutput} memory, sealed
+ * in place. Stateless and thread-safe.
  */
 final class RunKernels {
 

@@ -10,8 +10,8 @@ import java.lang.foreign.MemorySegment;
  * streams costs twice as much per record here as into fewer (each stream writes its own page,
  * likely more pages than the cores' first-level TLB holds), while the staging areas together
  * stay in the second-level cache and each flush is one copy of a few KiB (docs/benchmarks.md,
- * "Scatters staged"). Into fewer streams, or with large records, a straight copy per record is as fast
- * and copies once: {@link #pays} says which.
+ * "Scatters staged"). Into fewer streams, or with large records, a straight copy per record is
+ * as fast and copies once: {@link #pays} says which.
  *
  * <p>Layout of the staging memory, one slot of {@code depth} records per stream:
  * <pre>
