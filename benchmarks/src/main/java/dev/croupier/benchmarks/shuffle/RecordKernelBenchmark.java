@@ -8,8 +8,10 @@ import dev.croupier.shuffle.records.RecordLayout;
 import dev.croupier.shuffle.records.SortBenchmarkRecords;
 import dev.croupier.shuffle.records.Splitters;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -35,6 +37,9 @@ import org.openjdk.jmh.annotations.Warmup;
  *   <li>{@code partition16}: range-partition the block into 16 blocks (a map task).
  *   <li>{@code partitionMany}: the same into 64 to 256 blocks ({@link Cut}; a map task of a
  *       4 GiB sort cuts 128).
+ *   <li>{@code sortSixteenBlocksOfSize}: {@code sortSixteenBlocks} for records of 100 to 1,000
+ *       bytes with random 10-byte keys ({@link Sized}): up to 256 bytes they are bucketed, larger
+ *       ones gathered straight.
  *   <li>{@code sortOneBlock}: sort the block (a reduce task with one input).
  *   <li>{@code sortSixteenBlocks}: sort 16 blocks of 4 MiB (a reduce task after SIMPLE).
  *   <li>{@code concatSixteenBlocks}: concatenate 16 blocks of 4 MiB (a merge task).
@@ -143,6 +148,41 @@ public class RecordKernelBenchmark {
         public void cut(RecordKernelBenchmark benchmark) {
             splitters = Splitters.fromSamples(
                     List.of(RecordKernels.sampleKeys(LAYOUT, benchmark.block.get(), 4096, 7)), LAYOUT.keyBytes(), partitions);
+        }
+    }
+
+    @Benchmark
+    public long sortSixteenBlocksOfSize(Sized sized) {
+        RecordLayout layout = sized.layout;
+        return run(cluster.task((List<MemorySegment> in) -> RecordKernels.sort(layout, in), ObjectRef.all(sized.sixteen))
+                .remote());
+    }
+
+    /** The record size of {@link #sortSixteenBlocksOfSize}, each a benchmark of its own. */
+    @State(Scope.Benchmark)
+    public static class Sized {
+        @Param({"100", "160", "200", "256", "320", "1000"})
+        public int recordBytes;
+        RecordLayout layout;
+        List<ObjectRef<MemorySegment>> sixteen;
+
+        @Setup
+        public void generate(RecordKernelBenchmark benchmark) {
+            layout = new RecordLayout(recordBytes, 10);
+            long bytes = BYTES / 16 / recordBytes * recordBytes;
+            sixteen = new ArrayList<>();
+            for (int b = 0; b < 16; b++) {
+                long seed = b;
+                sixteen.add(benchmark.cluster.task(() -> {
+                    MemorySegment block = TaskOutput.allocate(bytes);
+                    SplittableRandom random = new SplittableRandom(seed);
+                    for (long off = 0; off + Long.BYTES <= bytes; off += Long.BYTES) {
+                        block.set(ValueLayout.JAVA_LONG_UNALIGNED, off, random.nextLong());
+                    }
+                    return block;
+                }).remote());
+            }
+            benchmark.cluster.get(sixteen);
         }
     }
 

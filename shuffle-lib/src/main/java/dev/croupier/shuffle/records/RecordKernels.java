@@ -192,10 +192,10 @@ public final class RecordKernels {
     static final int BUCKETED_MIN_RECORDS = 1 << 16;
     /**
      * Records larger than this gather directly: a gather in random order misses the cache per
-     * record, the bucket pass copies per byte, and from about 200 bytes on the gather costs less
+     * record, the bucket pass copies per byte, and past 200 to 300 bytes the gather costs less
      * (docs/benchmarks.md, "Which records are bucketed").
      */
-    static final int BUCKETED_MAX_RECORD_BYTES = 192;
+    static final int BUCKETED_MAX_RECORD_BYTES = 256;
     /** Largest bucket {@link #bucketSort} copies aside; more skewed keys take the direct gather. */
     private static final long BUCKET_SCRATCH_MAX = 16L << 20;
 
