@@ -83,7 +83,7 @@ final class StagedScatter implements AutoCloseable {
         MemorySegment[] targets = this.targets;
         long[] next = this.next;
         int i = first;
-        for (long offset = 0, end = records.byteSize() / size * size; offset < end; offset += size, i++) {
+        for (long offset = 0, end = records.byteSize(); offset < end; offset += size, i++) {
             int s = streamOf[i];
             int n = staged[s];
             MemorySegment.copy(records, offset, stage, s * slotBytes + (long) n * size, size);
