@@ -16,6 +16,10 @@ import java.util.List;
  *   end:      reduce r on node(r) <-- merge(0, n), merge(1, n), ... (one block per round)
  * </pre>
  *
+ * With a {@link PackedMapper} each map returns one pack per merging node, holding that node's
+ * reducers' blocks, so a round of M maps on W nodes makes M x W objects, not M x R, and a merge
+ * reads one object per map. Otherwise each map returns one block per reducer.
+ *
  * MAGNET submits every round at once, keeps the map outputs until every merge is done (so under
  * memory pressure they spill) and, like Magnet's merge finalization, starts the reducers then. PUSH_PIPELINED applies backpressure with {@code wait}: at
  * most one round of merges is in flight, overlapping the next round's maps, and the driver
@@ -50,13 +54,15 @@ final class PushMergeStrategy<I, B, O> {
             }
             reducersOfNode.add(rs);
         }
+        // Pack g is the g-th node's: the nodes that serve a reducer are the first min(W, R).
+        int packs = run.packedMapper() == null ? 0 : Math.min(nodeCount, partitions);
         List<List<ObjectRef<B>>> reduceInputs = ShuffleRun.noInputs(partitions);
         List<Round> rounds = new ArrayList<>();
         int perRound = run.mapsPerRound();
         Round previous = null;
         for (int first = 0; first < run.plan.mappers(); first += perRound) {
             Round round = new Round();
-            round.maps = run.submitMaps(first, Math.min(run.plan.mappers(), first + perRound));
+            round.maps = run.submitMaps(first, Math.min(run.plan.mappers(), first + perRound), packs);
             if (pipelined && previous != null) {
                 settle(previous, reduceInputs);
                 // Backpressure: at most one round of merges in flight.
@@ -67,7 +73,7 @@ final class PushMergeStrategy<I, B, O> {
             round.submitted = System.nanoTime();
             for (int n = 0; n < nodeCount; n++) {
                 if (!reducersOfNode.get(n).isEmpty()) {
-                    round.merges.add(run.submitMerge(round.maps, reducersOfNode.get(n), run.nodes.get(n)));
+                    round.merges.add(run.submitMerge(round.maps, packs > 0 ? n : -1, reducersOfNode.get(n), run.nodes.get(n)));
                 }
             }
             if (pipelined && run.plan.bestEffortMergeTimeout() == null) {
@@ -91,7 +97,7 @@ final class PushMergeStrategy<I, B, O> {
         }
         List<PartitionOutput<O>> outputs = run.submitReduces(reduceInputs);
         rounds.forEach(round -> ShuffleRun.releaseAll(round.maps));
-        rounds.forEach(round -> ShuffleRun.releaseMerged(round.merges));
+        rounds.forEach(round -> run.releaseMerged(round.merges));
         return outputs;
     }
 

@@ -39,7 +39,7 @@ final class RiffleStrategy<I, B, O> {
     List<PartitionOutput<O>> run() {
         int partitions = run.plan.partitions();
         int factor = factor();
-        List<List<ObjectRef<B>>> maps = run.submitMaps(0, run.plan.mappers());
+        List<List<ObjectRef<B>>> maps = run.submitMaps(0, run.plan.mappers(), 0);
         List<Integer> all = IntStream.range(0, partitions).boxed().toList();
         List<List<ObjectRef<B>>> reduceInputs = ShuffleRun.noInputs(partitions);
         List<ShuffleRun.Merge<B>> merges = new ArrayList<>();
@@ -56,14 +56,14 @@ final class RiffleStrategy<I, B, O> {
                         reduceInputs.get(r).add(group.getFirst().get(r));
                     }
                 } else {
-                    merges.add(run.submitMerge(group, all, run.nodes.get(n)));
+                    merges.add(run.submitMerge(group, -1, all, run.nodes.get(n)));
                 }
             }
         }
         run.settle(merges, run.mergeDeadline(System.nanoTime()), reduceInputs);
         List<PartitionOutput<O>> outputs = run.submitReduces(reduceInputs);
         ShuffleRun.releaseAll(maps);
-        ShuffleRun.releaseMerged(merges);
+        run.releaseMerged(merges);
         return outputs;
     }
 }

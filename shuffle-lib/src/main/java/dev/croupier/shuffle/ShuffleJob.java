@@ -131,8 +131,21 @@ public final class ShuffleJob<I, B, O> {
             return this;
         }
 
-        /** Like {@link #mapper(Mapper)}, for a mapper that needs to know which input it maps. */
+        /**
+         * Like {@link #mapper(Mapper)}, for a mapper that needs to know which input it maps. A
+         * {@link PackedMapper} given here packs as with {@link #packedMapper}.
+         */
         public Builder<I, B, O> indexedMapper(IndexedMapper<I, B> mapper) {
+            this.mapper = mapper;
+            return this;
+        }
+
+        /**
+         * A mapper that can pack the blocks of several partitions into one: MAGNET and
+         * PUSH_PIPELINED then take one block per merging node from each map task (the paper's
+         * push*), not one per partition.
+         */
+        public Builder<I, B, O> packedMapper(PackedMapper<I, B> mapper) {
             this.mapper = mapper;
             return this;
         }

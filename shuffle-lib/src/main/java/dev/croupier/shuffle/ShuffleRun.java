@@ -121,19 +121,25 @@ final class ShuffleRun<I, B, O> {
     // ---------------------------------------------------------------- tasks
 
     /**
-     * Submits map task {@code i}; returns its R block refs. With a positioned reducer the task
-     * also returns its blocks' sizes as one more object, kept aside for {@link #positions()}.
+     * Submits map task {@code i}; returns its R block refs, or with {@code packs > 0} its
+     * {@code packs} packs ({@link PackedMapper}). With a positioned reducer the task also
+     * returns its partitions' sizes as one more object, kept aside for {@link #positions()}.
      */
     @SuppressWarnings("unchecked")
-    List<ObjectRef<B>> submitMap(int i) {
+    List<ObjectRef<B>> submitMap(int i, int packs) {
         int r = plan.partitions();
         IndexedMapper<I, B> mapper = plan.mapper();
+        PackedMapper<I, B> packer = packs > 0 ? packedMapper() : null;
         BlockSize<B> size = plan.blockSize();
-        IndexedMapper<I, Object> task = size == null ? (IndexedMapper<I, Object>) (IndexedMapper<I, ?>) mapper : (m, input, parts) -> {
-            List<B> blocks = mapper.map(m, input, parts);
-            long[] sizes = new long[blocks.size()];
+        int blockCount = packs > 0 ? packs : r;
+        IndexedMapper<I, Object> task = (m, input, parts) -> {
+            List<B> blocks = packer == null ? mapper.map(m, input, parts) : packer.mapPacked(m, input, parts, packs);
+            if (size == null) {
+                return (List<Object>) (List<?>) blocks;
+            }
+            long[] sizes = new long[packer == null ? blocks.size() : parts];
             for (int p = 0; p < sizes.length; p++) {
-                sizes[p] = size.of(blocks.get(p));
+                sizes[p] = size.of(packer == null ? blocks.get(p) : packer.unpack(blocks.get(p % packs), p / packs));
             }
             List<Object> out = new ArrayList<>(blocks);
             out.add(sizes);
@@ -147,16 +153,21 @@ final class ShuffleRun<I, B, O> {
             builder = cluster.task(() -> task.map(i, source.read(i), r));
         }
         List<ObjectRef<Object>> refs = builder.name(plan.name() + "-map").onNode(nodeOfMap(i), Affinity.SOFT)
-                .numReturns(size == null ? r : r + 1).remote();
-        List<ObjectRef<B>> blocks = new ArrayList<>(r);
-        for (int p = 0; p < r; p++) {
+                .numReturns(size == null ? blockCount : blockCount + 1).remote();
+        List<ObjectRef<B>> blocks = new ArrayList<>(blockCount);
+        for (int p = 0; p < blockCount; p++) {
             blocks.add((ObjectRef<B>) (ObjectRef<?>) refs.get(p));
         }
         if (size != null) {
-            mapSizes.computeIfAbsent(i, k -> new ArrayList<>()).add((ObjectRef<long[]>) (ObjectRef<?>) refs.get(r));
+            mapSizes.computeIfAbsent(i, k -> new ArrayList<>()).add((ObjectRef<long[]>) (ObjectRef<?>) refs.get(blockCount));
         }
         phases.track("map", blocks);
         return blocks;
+    }
+
+    /** The plan's mapper if it packs, else null. */
+    PackedMapper<I, B> packedMapper() {
+        return plan.mapper() instanceof PackedMapper<I, B> packer ? packer : null;
     }
 
     /** Per map input, its block sizes: one ref per attempt (speculation adds one); positioned reducers only. */
@@ -204,15 +215,16 @@ final class ShuffleRun<I, B, O> {
 
     /**
      * Submits maps {@code first} to {@code last - 1}, with speculation when asked (which waits
-     * until each of them is decided); returns blocks[map - first][partition].
+     * until each of them is decided); returns blocks[map - first][partition], or with
+     * {@code packs > 0} packs[map - first][pack].
      */
-    List<List<ObjectRef<B>>> submitMaps(int first, int last) {
+    List<List<ObjectRef<B>>> submitMaps(int first, int last, int packs) {
         List<List<ObjectRef<B>>> maps = new ArrayList<>(last - first);
         for (int i = first; i < last; i++) {
-            maps.add(submitMap(i));
+            maps.add(submitMap(i, packs));
         }
         if (plan.speculateAfter() != null) {
-            maps = Speculation.decide(cluster, maps, k -> submitMap(first + k), plan.speculateAfter(), speculated);
+            maps = Speculation.decide(cluster, maps, k -> submitMap(first + k, packs), plan.speculateAfter(), speculated);
         }
         return maps;
     }
@@ -220,33 +232,40 @@ final class ShuffleRun<I, B, O> {
     final AtomicLong speculated = new AtomicLong();
 
     /**
-     * A merge task: it read, from each of {@code maps}, the blocks of {@code partitions}, and
-     * returned one merged block per partition ({@code merged}).
+     * A merge task: it read, from each of {@code maps}, the blocks of {@code partitions} (from
+     * pack {@code pack} of each, or from their own blocks when {@code pack} is -1), and returned
+     * one merged block per partition ({@code merged}).
      */
-    record Merge<B>(List<List<ObjectRef<B>>> maps, List<Integer> partitions, List<ObjectRef<B>> merged) {}
+    record Merge<B>(List<List<ObjectRef<B>>> maps, int pack, List<Integer> partitions, List<ObjectRef<B>> merged) {}
 
     /**
      * Submits one merge task on {@code node}: it reads, from every map output of {@code maps},
-     * the blocks of {@code partitions}, and returns one merged block per partition.
+     * the blocks of {@code partitions}, which are the parts of pack {@code pack} when the maps
+     * packed (-1 when they did not), and returns one merged block per partition.
      */
-    Merge<B> submitMerge(List<List<ObjectRef<B>>> maps, List<Integer> partitions, int node) {
+    Merge<B> submitMerge(List<List<ObjectRef<B>>> maps, int pack, List<Integer> partitions, int node) {
         Merger<B> merger = plan.merger();
+        PackedMapper<I, B> packer = pack < 0 ? null : packedMapper();
         int[] parts = partitions.stream().mapToInt(Integer::intValue).toArray();
-        List<ObjectRef<B>> inputs = new ArrayList<>(maps.size() * parts.length);
+        List<ObjectRef<B>> inputs = new ArrayList<>(pack < 0 ? maps.size() * parts.length : maps.size());
         for (List<ObjectRef<B>> map : maps) {
+            if (pack >= 0) {
+                inputs.add(map.get(pack));
+                continue;
+            }
             for (int p : parts) {
                 inputs.add(map.get(p));
             }
         }
         List<ObjectRef<B>> merged = cluster.task((List<B> blocks) -> {
             int k = parts.length;
-            int sources = blocks.size() / k;
+            int sources = packer == null ? blocks.size() / k : blocks.size();
             List<B> out = new ArrayList<>(k);
             List<B> column = new ArrayList<>(sources);
             for (int p = 0; p < k; p++) {
                 column.clear();
                 for (int s = 0; s < sources; s++) {
-                    column.add(blocks.get(s * k + p));
+                    column.add(packer == null ? blocks.get(s * k + p) : packer.unpack(blocks.get(s), p));
                 }
                 out.add(merger.merge(parts[p], column));
             }
@@ -254,14 +273,15 @@ final class ShuffleRun<I, B, O> {
         }, ObjectRef.all(inputs)).name(plan.name() + "-merge").onNode(node, Affinity.SOFT)
                 .<B>numReturns(parts.length).remote();
         phases.track("merge", merged);
-        return new Merge<>(List.copyOf(maps), List.copyOf(partitions), merged);
+        return new Merge<>(List.copyOf(maps), pack, List.copyOf(partitions), merged);
     }
 
     /**
      * Adds what {@code merges} made to the reducers' inputs ({@code reduceInputs.get(r)} for
      * partition r), in order. With best-effort merge, waits for them until
      * {@code deadlineNanos}; a merge not done by then is cancelled and the map blocks it would
-     * have read go to the reducers as they are.
+     * have read go to the reducers as they are (a pack's part taken out of it by a task of its
+     * own on the reducer's node).
      */
     void settle(List<Merge<B>> merges, long deadlineNanos, List<List<ObjectRef<B>>> reduceInputs) {
         java.util.Set<Merge<B>> cancelled = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
@@ -282,15 +302,28 @@ final class ShuffleRun<I, B, O> {
         for (Merge<B> m : merges) {
             for (int j = 0; j < m.partitions().size(); j++) {
                 int r = m.partitions().get(j);
-                if (cancelled.contains(m)) {
-                    for (List<ObjectRef<B>> map : m.maps()) {
-                        reduceInputs.get(r).add(map.get(r));
-                    }
-                } else {
+                if (!cancelled.contains(m)) {
                     reduceInputs.get(r).add(m.merged().get(j));
+                    continue;
+                }
+                for (List<ObjectRef<B>> map : m.maps()) {
+                    reduceInputs.get(r).add(m.pack() < 0 ? map.get(r) : unpack(map.get(m.pack()), j, r));
                 }
             }
         }
+    }
+
+    /** Parts taken out of packs for reducers by {@link #settle}, released with the merged blocks. */
+    private final List<ObjectRef<B>> unpacked = new ArrayList<>();
+
+    /** A task on reducer {@code r}'s node that returns part {@code k} of {@code pack}. */
+    private ObjectRef<B> unpack(ObjectRef<B> pack, int k, int r) {
+        PackedMapper<I, B> packer = packedMapper();
+        ObjectRef<B> part = cluster.task((B b) -> packer.unpack(b, k), pack).name(plan.name() + "-unpack")
+                .onNode(nodeOfReducer(r), Affinity.SOFT).remote();
+        phases.track("unpack", List.of(part));
+        unpacked.add(part);
+        return part;
     }
 
     /** The deadline of best-effort merges submitted at {@code submittedNanos} (0 without best effort). */
@@ -375,10 +408,12 @@ final class ShuffleRun<I, B, O> {
         }
     }
 
-    /** Releases the driver's claims on what {@code merges} made. */
-    static <B> void releaseMerged(List<Merge<B>> merges) {
+    /** Releases the driver's claims on what {@code merges} made, and on the parts unpacked for reducers. */
+    void releaseMerged(List<Merge<B>> merges) {
         for (Merge<B> m : merges) {
             m.merged().forEach(ObjectRef::release);
         }
+        unpacked.forEach(ObjectRef::release);
+        unpacked.clear();
     }
 }

@@ -22,7 +22,7 @@ final class SimpleStrategy<I, B, O> {
     }
 
     List<PartitionOutput<O>> run() {
-        List<List<ObjectRef<B>>> maps = run.submitMaps(0, run.plan.mappers());
+        List<List<ObjectRef<B>>> maps = run.submitMaps(0, run.plan.mappers(), 0);
         List<PartitionOutput<O>> outputs = run.submitReduces(ShuffleRun.byPartition(maps, run.plan.partitions()));
         // The reduce tasks hold the blocks they need; the driver's claims can go.
         ShuffleRun.releaseAll(maps);

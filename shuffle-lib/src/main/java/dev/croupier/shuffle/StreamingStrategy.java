@@ -47,6 +47,6 @@ final class StreamingStrategy<I, B, O> {
 
     private List<List<ObjectRef<B>>> submitRound(int round, int perRound) {
         int first = round * perRound;
-        return run.submitMaps(first, Math.min(run.plan.mappers(), first + perRound));
+        return run.submitMaps(first, Math.min(run.plan.mappers(), first + perRound), 0);
     }
 }

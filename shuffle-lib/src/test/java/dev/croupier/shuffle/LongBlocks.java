@@ -5,6 +5,9 @@ import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 
 /** Test blocks: a MemorySegment of little-endian longs, and the functions of a range-partitioned sort over them. */
 final class LongBlocks {
@@ -56,6 +59,47 @@ final class LongBlocks {
             out.add(of(p.stream().mapToLong(Long::longValue).toArray()));
         }
         return out;
+    }
+
+    /** Per test run, the {@code packs} of every {@link RangePacks#mapPacked} call (embedded clusters only). */
+    static final ConcurrentHashMap<String, Queue<Integer>> PACKS_ASKED = new ConcurrentHashMap<>();
+
+    /**
+     * {@link #rangeMap} as a {@link PackedMapper}: a pack is longs, its part count, then each
+     * part's end (in values), then the parts' values; a part is read back as a view.
+     */
+    record RangePacks(String run) implements PackedMapper<MemorySegment, MemorySegment> {
+        @Override
+        public List<MemorySegment> map(int mapIndex, MemorySegment input, int partitions) {
+            return rangeMap(input, partitions);
+        }
+
+        @Override
+        public List<MemorySegment> mapPacked(int mapIndex, MemorySegment input, int partitions, int packs) {
+            PACKS_ASKED.computeIfAbsent(run, k -> new ConcurrentLinkedQueue<>()).add(packs);
+            List<MemorySegment> blocks = rangeMap(input, partitions);
+            List<MemorySegment> out = new ArrayList<>(packs);
+            for (int g = 0; g < packs; g++) {
+                List<Long> pack = new ArrayList<>();
+                List<Long> values = new ArrayList<>();
+                for (int p = g; p < partitions; p += packs) {
+                    Arrays.stream(values(blocks.get(p))).forEach(values::add);
+                    pack.add((long) values.size());
+                }
+                pack.addFirst((long) pack.size());
+                pack.addAll(values);
+                out.add(of(pack.stream().mapToLong(Long::longValue).toArray()));
+            }
+            return out;
+        }
+
+        @Override
+        public MemorySegment unpack(MemorySegment pack, int k) {
+            long parts = pack.get(ValueLayout.JAVA_LONG_UNALIGNED, 0);
+            long start = k == 0 ? 0 : pack.get(ValueLayout.JAVA_LONG_UNALIGNED, 8L * k);
+            long end = pack.get(ValueLayout.JAVA_LONG_UNALIGNED, 8L * (k + 1));
+            return pack.asSlice(8 * (1 + parts + start), 8 * (end - start));
+        }
     }
 
     static MemorySegment mergeBlocks(int partition, List<MemorySegment> blocks) {

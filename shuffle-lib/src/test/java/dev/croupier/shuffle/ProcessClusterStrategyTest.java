@@ -19,7 +19,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Every batch strategy on 3 node processes sorts exactly as the sequential reference and as
- * the embedded cluster does, and frees every intermediate object on the nodes.
+ * the embedded cluster does, with maps that pack or not, and frees every intermediate object
+ * on the nodes.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class ProcessClusterStrategyTest {
@@ -44,10 +45,11 @@ class ProcessClusterStrategyTest {
     void everyStrategyOnProcessesGivesTheEmbeddedAnswer(Strategy strategy) {
         for (long seed = 1; seed <= 3; seed++) {
             long[][] inputs = ShuffleStrategyProperties.randomInputs(seed * 31 + strategy.ordinal(), 9, 400);
-            long[] onProcesses = sort(processes, inputs, strategy);
+            boolean packed = seed % 2 == 0;
+            long[] onProcesses = sort(processes, inputs, strategy, packed);
             long[] embedded;
             try (Cluster c = ShuffleStrategyProperties.cluster(3, spill)) {
-                embedded = sort(c, inputs, strategy);
+                embedded = sort(c, inputs, strategy, packed);
             }
             assertArrayEquals(ShuffleStrategyProperties.sortedAll(inputs), onProcesses, strategy.toString());
             assertArrayEquals(embedded, onProcesses, strategy.toString());
@@ -55,10 +57,11 @@ class ProcessClusterStrategyTest {
         }
     }
 
-    private static long[] sort(Cluster cluster, long[][] inputs, Strategy strategy) {
+    /** With {@code packed}, the maps pack ({@link LongBlocks.RangePacks}): packs and their parts travel between processes. */
+    private static long[] sort(Cluster cluster, long[][] inputs, Strategy strategy, boolean packed) {
         List<ObjectRef<MemorySegment>> refs = new ArrayList<>();
-        try (ShuffleResult<MemorySegment> result =
-                     ShuffleStrategyProperties.sortJob(cluster, inputs, 5, strategy, refs).build().run(cluster)) {
+        try (ShuffleResult<MemorySegment> result = ShuffleStrategyProperties.sortJob(cluster, inputs, 5, strategy, refs,
+                packed ? "processes" : null).build().run(cluster)) {
             return LongBlocks.concat(result.values());
         } finally {
             refs.forEach(ObjectRef::release);

@@ -49,14 +49,24 @@ class ShuffleStrategyProperties {
         return Arrays.stream(inputs).flatMapToLong(Arrays::stream).sorted().toArray();
     }
 
+    /**
+     * The range sort of {@code inputs}; with {@code packedRun} non-null its mapper packs
+     * ({@link LongBlocks.RangePacks}, recording its calls under that name).
+     */
     static ShuffleJob.Builder<MemorySegment, MemorySegment, MemorySegment> sortJob(
-            Cluster cluster, long[][] inputs, int partitions, Strategy strategy, List<ObjectRef<MemorySegment>> refs) {
+            Cluster cluster, long[][] inputs, int partitions, Strategy strategy, List<ObjectRef<MemorySegment>> refs,
+            String packedRun) {
         for (long[] in : inputs) {
             refs.add(cluster.put(LongBlocks.of(in)));
         }
-        return ShuffleJob.<MemorySegment, MemorySegment, MemorySegment>builder()
+        ShuffleJob.Builder<MemorySegment, MemorySegment, MemorySegment> job = ShuffleJob.builder();
+        if (packedRun == null) {
+            job.mapper(LongBlocks::rangeMap);
+        } else {
+            job.packedMapper(new LongBlocks.RangePacks(packedRun));
+        }
+        return job
                 .inputs(refs)
-                .mapper(LongBlocks::rangeMap)
                 .merger(LongBlocks::mergeBlocks)
                 .reducer(LongBlocks::sortBlocks)
                 .partitions(partitions)
@@ -69,20 +79,32 @@ class ShuffleStrategyProperties {
         return Cluster.builder().nodes(nodes).cpusPerNode(2).objectStoreBytes(16L << 20).spillDirectory(spill).start();
     }
 
+    /**
+     * With a packing mapper, the push strategies ask each map for one pack per node that serves
+     * a reducer, min(nodes, partitions), and the others never ask for packs.
+     */
     @Property(tries = 60)
     void everyStrategyPreservesTheRecordsAndSortsThem(
             @ForAll("batchStrategies") Strategy strategy,
             @ForAll long seed,
             @ForAll @IntRange(min = 1, max = 12) int mappers,
             @ForAll @IntRange(min = 1, max = 10) int partitions,
-            @ForAll @IntRange(min = 1, max = 4) int nodes) throws IOException {
+            @ForAll @IntRange(min = 1, max = 4) int nodes,
+            @ForAll boolean packed) throws IOException {
         long[][] inputs = randomInputs(seed, mappers, 300);
+        String run = packed ? "packs-" + seed + "-" + System.nanoTime() : null;
         Path spill = Files.createTempDirectory("croupier-shuffle");
         try (Cluster cluster = cluster(nodes, spill)) {
             List<ObjectRef<MemorySegment>> refs = new ArrayList<>();
-            try (ShuffleResult<MemorySegment> result = sortJob(cluster, inputs, partitions, strategy, refs).build().run(cluster)) {
+            try (ShuffleResult<MemorySegment> result = sortJob(cluster, inputs, partitions, strategy, refs, run).build().run(cluster)) {
                 assertEquals(partitions, result.outputs().size());
                 assertArrayEquals(sortedAll(inputs), LongBlocks.concat(result.values()), strategy.toString());
+                if (packed) {
+                    boolean push = result.strategy() == Strategy.MAGNET || result.strategy() == Strategy.PUSH_PIPELINED;
+                    List<Integer> asked = new ArrayList<>(LongBlocks.PACKS_ASKED.getOrDefault(run, new java.util.LinkedList<>()));
+                    assertEquals(push ? java.util.Collections.nCopies(mappers, Math.min(nodes, partitions)) : List.of(), asked,
+                            "packs asked of the maps by " + result.strategy());
+                }
                 List<Integer> order = new ArrayList<>();
                 for (PartitionOutput<MemorySegment> o : result.inCompletionOrder()) {
                     order.add(o.partition());
@@ -110,7 +132,8 @@ class ShuffleStrategyProperties {
             @ForAll long seed,
             @ForAll @IntRange(min = 1, max = 10) int mappers,
             @ForAll @IntRange(min = 1, max = 8) int partitions,
-            @ForAll boolean speculate) throws IOException {
+            @ForAll boolean speculate,
+            @ForAll boolean packed) throws IOException {
         long[][] inputs = randomInputs(seed, mappers, 300);
         long[] expected = new long[partitions];
         for (long x : sortedAll(inputs)) {
@@ -121,7 +144,8 @@ class ShuffleStrategyProperties {
         Path spill = Files.createTempDirectory("croupier-shuffle");
         try (Cluster cluster = cluster(3, spill)) {
             List<ObjectRef<MemorySegment>> refs = new ArrayList<>();
-            ShuffleJob.Builder<MemorySegment, MemorySegment, MemorySegment> job = sortJob(cluster, inputs, partitions, strategy, refs)
+            ShuffleJob.Builder<MemorySegment, MemorySegment, MemorySegment> job =
+                    sortJob(cluster, inputs, partitions, strategy, refs, packed ? "positions-" + seed : null)
                     .positionedReducer(MemorySegment::byteSize, (p, position, blocks) -> LongBlocks.of(position));
             if (speculate) {
                 job.speculateAfter(Duration.ZERO);
@@ -225,7 +249,7 @@ class ShuffleStrategyProperties {
 
     @Property(tries = 6)
     void bestEffortMergeCancelsASlowMergeAndStaysCorrect(
-            @ForAll("pushStrategies") Strategy strategy, @ForAll long seed) throws IOException {
+            @ForAll("pushStrategies") Strategy strategy, @ForAll long seed, @ForAll boolean packed) throws IOException {
         long[][] inputs = randomInputs(seed, 6, 200);
         String run = "merge-" + seed + "-" + System.nanoTime();
         Path spill = Files.createTempDirectory("croupier-shuffle");
@@ -237,7 +261,7 @@ class ShuffleStrategyProperties {
             ShuffleJob<MemorySegment, MemorySegment, MemorySegment> job =
                     ShuffleJob.<MemorySegment, MemorySegment, MemorySegment>builder()
                     .inputs(refs)
-                    .mapper(LongBlocks::rangeMap)
+                    .indexedMapper(packed ? new LongBlocks.RangePacks(run) : (i, in, r) -> LongBlocks.rangeMap(in, r))
                     .merger((int p, List<MemorySegment> blocks) -> {
                         if (ATTEMPTS.computeIfAbsent(run, k -> new AtomicLong()).getAndIncrement() == 0) {
                             Thread.sleep(30_000);
@@ -255,6 +279,8 @@ class ShuffleStrategyProperties {
                 assertArrayEquals(sortedAll(inputs), LongBlocks.concat(result.values()));
                 assertTrue(result.bestEffortFallbacks() >= 1, "the slow merge was cancelled");
             }
+            refs.forEach(ObjectRef::release);
+            assertEquals(0, cluster.objectCount(), "every intermediate object is freed, parts unpacked for reducers too");
         } finally {
             deleteTree(spill);
         }
@@ -268,7 +294,7 @@ class ShuffleStrategyProperties {
     @Property(tries = 20)
     void skewedPartitionsAreSplitAndStayCorrect(
             @ForAll("batchStrategies") Strategy strategy, @ForAll long seed,
-            @ForAll @IntRange(min = 1, max = 8) int mappers) throws IOException {
+            @ForAll @IntRange(min = 1, max = 8) int mappers, @ForAll boolean packed) throws IOException {
         Random random = new Random(seed);
         long[][] inputs = new long[mappers][];
         for (int m = 0; m < mappers; m++) {
@@ -278,7 +304,7 @@ class ShuffleStrategyProperties {
         Path spill = Files.createTempDirectory("croupier-shuffle");
         try (Cluster cluster = cluster(3, spill)) {
             List<ObjectRef<MemorySegment>> refs = new ArrayList<>();
-            ShuffleJob<MemorySegment, MemorySegment, MemorySegment> job = sortJob(cluster, inputs, 4, strategy, refs)
+            ShuffleJob<MemorySegment, MemorySegment, MemorySegment> job = sortJob(cluster, inputs, 4, strategy, refs, packed ? "skew-" + seed : null)
                     .splitPartitionsAbove(2048, (p, b, ways) -> LongBlocks.splitBlock(p, 4, b, ways))
                     .build();
             try (ShuffleResult<MemorySegment> result = job.run(cluster)) {

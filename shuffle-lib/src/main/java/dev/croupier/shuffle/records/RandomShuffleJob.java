@@ -62,13 +62,13 @@ public final class RandomShuffleJob {
         return ShuffleJob.<MemorySegment, MemorySegment, MemorySegment>builder()
                 .name(b.name)
                 .inputs(b.inputs)
-                .indexedMapper((int i, MemorySegment in, int r) -> {
+                .packedMapper((RecordMapper) (i, in, r, packs) -> {
                     if (!partial) {
-                        return RunKernels.scatterRandom(layout, i, in, r, mix(seed, epoch, MAP_STREAM, i));
+                        return RunKernels.scatterRandom(layout, i, in, r, packs, mix(seed, epoch, MAP_STREAM, i));
                     }
                     int[] partitionOf = new int[Math.toIntExact(layout.records(in.byteSize()))];
                     java.util.Arrays.fill(partitionOf, i);
-                    return RecordKernels.scatter(layout, in, partitionOf, r);
+                    return RecordKernels.scatter(layout, in, partitionOf, r, packs);
                 })
                 .merger((int p, List<MemorySegment> blocks) -> RecordKernels.concat(blocks))
                 .reducer((int p, List<MemorySegment> blocks) -> partial

@@ -33,7 +33,12 @@ public final class RecordKernels {
      * its own {@link TaskOutput} allocation, so a map task's outputs are written once, in place.
      */
     public static List<MemorySegment> partition(RecordLayout layout, MemorySegment records, Splitters splitters) {
-        return scatter(layout, records, partitionsOf(layout, records, splitters), splitters.partitions());
+        return partition(layout, records, splitters, 0);
+    }
+
+    /** {@link #partition}, into {@code packs} {@link PackFrame} packs (0: a block per partition). */
+    static List<MemorySegment> partition(RecordLayout layout, MemorySegment records, Splitters splitters, int packs) {
+        return scatter(layout, records, partitionsOf(layout, records, splitters), splitters.partitions(), packs);
     }
 
     // Each loop over every record is a method of its own: the JIT compiles a long loop twice
@@ -52,21 +57,24 @@ public final class RecordKernels {
 
     /**
      * Copies record {@code i} of {@code records} into block {@code partitionOf[i]}, keeping the
-     * records' order within each block; every block is its own {@link TaskOutput} allocation.
+     * records' order within each block; the blocks are {@link TaskOutput} memory, one
+     * allocation each, or parts of {@code packs} packs ({@link PackFrame#allocate}).
      */
-    static List<MemorySegment> scatter(RecordLayout layout, MemorySegment records, int[] partitionOf, int partitions) {
+    static List<MemorySegment> scatter(RecordLayout layout, MemorySegment records, int[] partitionOf, int partitions,
+                                       int packs) {
         int size = layout.recordBytes();
-        long[] counts = counts(partitionOf, partitions);
-        MemorySegment[] blocks = new MemorySegment[partitions];
+        long[] bytes = counts(partitionOf, partitions);
         for (int p = 0; p < partitions; p++) {
-            blocks[p] = TaskOutput.allocate(counts[p] * size);
+            bytes[p] *= size;
         }
+        MemorySegment[] blocks = new MemorySegment[partitions];
+        List<MemorySegment> out = PackFrame.allocate(bytes, packs, blocks);
         copyToBlocks(size, records, partitionOf, blocks, new long[partitions]);
-        return List.of(blocks);
+        return out;
     }
 
     /** How many times each of {@code [0, partitions)} occurs in {@code partitionOf}. */
-    private static long[] counts(int[] partitionOf, int partitions) {
+    static long[] counts(int[] partitionOf, int partitions) {
         long[] counts = new long[partitions];
         for (int p : partitionOf) {
             counts[p]++;

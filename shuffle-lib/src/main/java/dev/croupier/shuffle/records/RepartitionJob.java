@@ -73,8 +73,8 @@ public final class RepartitionJob {
         return ShuffleJob.<MemorySegment, MemorySegment, MemorySegment>builder()
                 .name(name)
                 .inputs(inputs)
-                .indexedMapper((int i, MemorySegment in, int r) ->
-                        RunKernels.scatterByPosition(layout, i, in, firstRecord[i], total, r))
+                .packedMapper((RecordMapper) (i, in, r, packs) ->
+                        RunKernels.scatterByPosition(layout, i, in, firstRecord[i], total, r, packs))
                 .merger((int p, List<MemorySegment> blocks) -> RecordKernels.concat(blocks))
                 .reducer((int p, List<MemorySegment> blocks) -> RunKernels.concatInOrder(layout, blocks, p))
                 .partitions(n)

@@ -2,7 +2,6 @@ package dev.croupier.shuffle.records;
 
 import dev.croupier.futures.CroupierException;
 import dev.croupier.futures.ErrorCode;
-import dev.croupier.futures.TaskOutput;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -44,19 +43,27 @@ final class RunFrame {
     private RunFrame() {}
 
     /**
-     * A block holding one run of {@code records} records from map {@code mapIndex}, header
-     * written, records to be copied in from {@link #HEADER_BYTES} on; zero bytes when
-     * {@code records} is 0.
+     * The blocks of one map's partitions, partition p one run of {@code records[p]} records from
+     * map {@code mapIndex} (zero bytes when 0), allocated as {@link PackFrame#allocate} does,
+     * with {@code packs} packs or none; {@code runs[p]} is set to partition p's block, header
+     * written, its records to be copied in from {@link #HEADER_BYTES} on. Returns what the map
+     * task returns.
      */
-    static MemorySegment allocateRun(int mapIndex, long records, int recordBytes) {
-        if (records == 0) {
-            return TaskOutput.allocate(0);
+    static List<MemorySegment> allocateRuns(int mapIndex, long[] records, int recordBytes, int packs,
+                                            MemorySegment[] runs) {
+        long[] bytes = new long[records.length];
+        for (int p = 0; p < bytes.length; p++) {
+            bytes[p] = records[p] == 0 ? 0 : HEADER_BYTES + records[p] * recordBytes;
         }
-        MemorySegment block = TaskOutput.allocate(HEADER_BYTES + records * recordBytes);
-        block.set(INT, 0, VERSION & 0xFF);
-        block.set(INT, 4, mapIndex);
-        block.set(LONG, 8, records);
-        return block;
+        List<MemorySegment> out = PackFrame.allocate(bytes, packs, runs);
+        for (int p = 0; p < bytes.length; p++) {
+            if (records[p] > 0) {
+                runs[p].set(INT, 0, VERSION & 0xFF);
+                runs[p].set(INT, 4, mapIndex);
+                runs[p].set(LONG, 8, records[p]);
+            }
+        }
+        return out;
     }
 
     /** The runs of {@code blocks} in input order (ascending map index), checked against the layout. */

@@ -27,27 +27,24 @@ final class RunKernels {
     /**
      * Sends each record of {@code records} (map input {@code mapIndex}) to a partition drawn
      * uniformly from the random stream of {@code seed}: {@code partitions} blocks, each one
-     * {@link RunFrame} run (records in input order) or empty.
+     * {@link RunFrame} run (records in input order) or empty, in {@code packs} packs (0: a
+     * block per partition).
      */
     static List<MemorySegment> scatterRandom(RecordLayout layout, int mapIndex, MemorySegment records,
-                                                    int partitions, long seed) {
+                                             int partitions, int packs, long seed) {
         int size = layout.recordBytes();
         int[] partitionOf = new int[Math.toIntExact(layout.records(records.byteSize()))];
-        long[] counts = new long[partitions];
         SplittableRandom random = new SplittableRandom(seed);
         for (int i = 0; i < partitionOf.length; i++) {
-            int p = random.nextInt(partitions);
-            partitionOf[i] = p;
-            counts[p]++;
+            partitionOf[i] = random.nextInt(partitions);
         }
+        long[] counts = RecordKernels.counts(partitionOf, partitions);
         MemorySegment[] blocks = new MemorySegment[partitions];
+        List<MemorySegment> out = RunFrame.allocateRuns(mapIndex, counts, size, packs, blocks);
         long[] next = new long[partitions];
-        for (int p = 0; p < partitions; p++) {
-            blocks[p] = RunFrame.allocateRun(mapIndex, counts[p], size);
-            next[p] = RunFrame.HEADER_BYTES;
-        }
+        java.util.Arrays.fill(next, RunFrame.HEADER_BYTES);
         RecordKernels.copyToBlocks(size, records, partitionOf, blocks, next);
-        return List.of(blocks);
+        return out;
     }
 
     /**
@@ -83,24 +80,26 @@ final class RunKernels {
      * record {@code first} of all inputs taken in order) to the output whose range holds it:
      * output {@code p} of {@code partitions} holds records {@code [p*total/partitions,
      * (p+1)*total/partitions)}. Each output's records are a contiguous slice of the input, copied
-     * once as one run.
+     * once as one run; in {@code packs} packs (0: a block per partition).
      */
     static List<MemorySegment> scatterByPosition(RecordLayout layout, int mapIndex, MemorySegment records,
-                                                        long first, long total, int partitions) {
+                                                 long first, long total, int partitions, int packs) {
         int size = layout.recordBytes();
         long end = first + layout.records(records.byteSize());
-        List<MemorySegment> blocks = new ArrayList<>(partitions);
+        long[] counts = new long[partitions];
         for (int p = 0; p < partitions; p++) {
-            long lo = Math.max(first, rangeStart(p, total, partitions));
-            long hi = Math.min(end, rangeStart(p + 1, total, partitions));
-            long count = Math.max(0, hi - lo);
-            MemorySegment run = RunFrame.allocateRun(mapIndex, count, size);
-            if (count > 0) {
-                MemorySegment.copy(records, (lo - first) * size, run, RunFrame.HEADER_BYTES, count * size);
-            }
-            blocks.add(run);
+            counts[p] = Math.max(0, Math.min(end, rangeStart(p + 1, total, partitions))
+                    - Math.max(first, rangeStart(p, total, partitions)));
         }
-        return blocks;
+        MemorySegment[] runs = new MemorySegment[partitions];
+        List<MemorySegment> out = RunFrame.allocateRuns(mapIndex, counts, size, packs, runs);
+        for (int p = 0; p < partitions; p++) {
+            if (counts[p] > 0) {
+                long lo = Math.max(first, rangeStart(p, total, partitions));
+                MemorySegment.copy(records, (lo - first) * size, runs[p], RunFrame.HEADER_BYTES, counts[p] * size);
+            }
+        }
+        return out;
     }
 
     /** First record of output {@code p}: {@code floor(p * total / partitions)}, without overflow. */

@@ -147,7 +147,7 @@ public final class SortJob {
         ShuffleJob.Builder<MemorySegment, MemorySegment, O> shuffle =
                 ShuffleJob.<MemorySegment, MemorySegment, O>builder()
                         .name(b.name)
-                        .mapper((MemorySegment in, int r) -> RecordKernels.partition(layout, in, splitters))
+                        .packedMapper((RecordMapper) (i, in, r, packs) -> RecordKernels.partition(layout, in, splitters, packs))
                         .merger((int p, List<MemorySegment> blocks) -> RecordKernels.concat(blocks))
                         .partitions(partitions)
                         .strategy(b.strategy);

@@ -158,6 +158,39 @@ class RecordKernelProperties {
         assertEquals(multiset(records(layout, block)), multiset(all));
     }
 
+    /**
+     * Every map kernel's packs hold, as parts, exactly the blocks it makes unpacked: pack g of
+     * P holds partitions g, g + P, ... (the range partition, the random scatter and the scatter
+     * by position, each up to 200 partitions, so staged too).
+     */
+    @Property(tries = 150)
+    void packsHoldTheUnpackedBlocksAsParts(
+            @ForAll @IntRange(min = 0, max = 2000) int n,
+            @ForAll @IntRange(min = 1, max = 200) int partitions,
+            @ForAll @IntRange(min = 1, max = 200) int packsWanted,
+            @ForAll @IntRange(min = 0, max = 2) int kernel,
+            @ForAll long seed) {
+        RecordLayout layout = new RecordLayout(13, 10);
+        int packs = Math.min(packsWanted, partitions);
+        MemorySegment block = MemorySegment.ofArray(randomRecords(new Random(seed), layout, n));
+        Splitters splitters = Splitters.fromSamples(
+                List.of(RecordKernels.sampleKeys(layout, block, 50, seed)), layout.keyBytes(), partitions);
+        java.util.function.IntFunction<List<MemorySegment>> map = p -> switch (kernel) {
+            case 0 -> RecordKernels.partition(layout, block, splitters, p);
+            case 1 -> RunKernels.scatterRandom(layout, 3, block, partitions, p, seed);
+            default -> RunKernels.scatterByPosition(layout, 3, block, 7, n + 20, partitions, p);
+        };
+        List<MemorySegment> plain = map.apply(0);
+        List<MemorySegment> packed = map.apply(packs);
+        assertEquals(partitions, plain.size());
+        assertEquals(packs, packed.size());
+        for (int p = 0; p < partitions; p++) {
+            MemorySegment part = PackFrame.part(packed.get(p % packs), p / packs);
+            assertArrayEquals(plain.get(p).toArray(ValueLayout.JAVA_BYTE), part.toArray(ValueLayout.JAVA_BYTE),
+                    "partition " + p + " of " + partitions + " in " + packs + " packs");
+        }
+    }
+
     static boolean isSubsequence(List<byte[]> part, List<byte[]> input) {
         int at = 0;
         for (byte[] r : part) {

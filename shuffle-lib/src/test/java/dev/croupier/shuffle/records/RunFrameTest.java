@@ -18,7 +18,9 @@ class RunFrameTest {
 
     /** A block of map {@code map}'s run holding {@code values}, copied to the heap as a stored block would be read. */
     static MemorySegment run(int map, long... values) {
-        MemorySegment block = RunFrame.allocateRun(map, values.length, 8);
+        MemorySegment[] runs = new MemorySegment[1];
+        RunFrame.allocateRuns(map, new long[] {values.length}, 8, 0, runs);
+        MemorySegment block = runs[0];
         for (int i = 0; i < values.length; i++) {
             block.set(ValueLayout.JAVA_LONG_UNALIGNED, RunFrame.HEADER_BYTES + 8L * i, values[i]);
         }
@@ -49,7 +51,7 @@ class RunFrameTest {
     @Test
     void aScatterWritesOneTaggedRunPerNonEmptyPartition() {
         MemorySegment input = MemorySegment.ofArray(new long[] {10, 11, 12, 13, 14, 15, 16});
-        List<MemorySegment> blocks = RunKernels.scatterRandom(LAYOUT, 5, input, 3, 7);
+        List<MemorySegment> blocks = RunKernels.scatterRandom(LAYOUT, 5, input, 3, 0, 7);
         assertEquals(3, blocks.size());
         long records = 0;
         for (int p = 0; p < 3; p++) {
