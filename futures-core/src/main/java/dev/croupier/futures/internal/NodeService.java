@@ -758,6 +758,12 @@ public final class NodeService implements AutoCloseable {
         /** {@code Data.Pull}, served with {@link ChunkFrame#PULL_SERVED} in place of the generated method. */
         void pullFromView(PullRequest request, StreamObserver<ChunkFrame.Sending> plainOut) {
             ServerCallStreamObserver<ChunkFrame.Sending> out = (ServerCallStreamObserver<ChunkFrame.Sending>) plainOut;
+            if (request.getMoreCount() > 0) {
+                // A caller that thinks Pull streams several objects would read one and lose the rest.
+                out.onError(Status.INVALID_ARGUMENT.withDescription("Pull streams one object; the request names "
+                        + request.getMoreCount() + " more (PullRequest.more is Lend's)").asRuntimeException());
+                return;
+            }
             ObjectId id = WireCodec.id(request.getId());
             NodeStore.Streaming reading = open(out, id, () -> runtime.store().stream(id));
             if (reading != null) {

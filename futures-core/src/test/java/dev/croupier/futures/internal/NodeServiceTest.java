@@ -218,6 +218,22 @@ class NodeServiceTest {
         assertEquals((byte) (size - 1), viaStream[size - 1]);
     }
 
+    /** {@code Pull} streams one object: a request naming more (as {@code Lend}'s may) is refused, not half answered. */
+    @Test
+    void aPullNamingMoreObjectsIsRefused() throws Exception {
+        control().register(register(0xCDCDL, 600_000).build());
+        put(0xCDCDL, new ObjectId(0xCDCDL, 1), 1000);
+        put(0xCDCDL, new ObjectId(0xCDCDL, 2), 1000);
+        dev.croupier.futures.wire.PullRequest two = request(0xCDCDL, 1).toBuilder()
+                .addMore(WireCodec.key(new ObjectId(0xCDCDL, 2))).build();
+        StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> io.grpc.stub.ClientCalls
+                .blockingServerStreamingCall(channels.channel(node.address()), ChunkFrame.PULL, io.grpc.CallOptions.DEFAULT, two)
+                .forEachRemaining(chunk -> { }));
+        assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode());
+        assertEquals("Pull streams one object; the request names 1 more (PullRequest.more is Lend's)",
+                e.getStatus().getDescription());
+    }
+
     /**
      * After the first {@code Lend}, a holder's objects are found in its directory and copied
      * with no call; an object it does not list (here: one it does not hold) goes back to
