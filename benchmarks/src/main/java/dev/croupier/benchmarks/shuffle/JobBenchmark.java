@@ -38,6 +38,8 @@ import org.openjdk.jmh.annotations.Warmup;
  *   <li>{@code randomShuffle}: 4 x 16 MiB of 100-byte records (671,088 records), a full shuffle.
  *   <li>{@code groupBySum}: 4 x 16 MiB of key/value entries (16-byte keys drawn from 100,000
  *       distinct, 8-byte values), {@code Aggregate.LONG_SUM} per key.
+ *   <li>{@code groupBySumPushed}: the same into 64 partitions by PUSH_PIPELINED, whose maps
+ *       return a pack per node (8 map outputs in all, not 256) and whose merges fold them.
  * </ul>
  */
 @State(Scope.Benchmark)
@@ -130,6 +132,14 @@ public class JobBenchmark {
     public long groupBySum() {
         try (ShuffleResult<MemorySegment> r = GroupByJob.builder().inputs(pairs).aggregate(Aggregate.LONG_SUM)
                 .partitions(INPUTS).strategy(Strategy.SIMPLE).build().run(cluster)) {
+            return r.values().stream().mapToLong(KvBlock::entries).sum();
+        }
+    }
+
+    @Benchmark
+    public long groupBySumPushed() {
+        try (ShuffleResult<MemorySegment> r = GroupByJob.builder().inputs(pairs).aggregate(Aggregate.LONG_SUM)
+                .partitions(64).strategy(Strategy.PUSH_PIPELINED).build().run(cluster)) {
             return r.values().stream().mapToLong(KvBlock::entries).sum();
         }
     }

@@ -2,6 +2,7 @@ package dev.croupier.shuffle.kv;
 
 import dev.croupier.futures.Cluster;
 import dev.croupier.futures.ObjectRef;
+import dev.croupier.shuffle.SegmentPackMapper;
 import dev.croupier.shuffle.ShuffleJob;
 import dev.croupier.shuffle.ShuffleResult;
 import dev.croupier.shuffle.Strategy;
@@ -17,7 +18,7 @@ import java.util.function.Consumer;
  * {@link Aggregate}'s state of all its values.
  *
  * <pre>
- *   map i:     fold input i per key (a combiner), split the states by key hash   (R state blocks)
+ *   map i:     fold input i per key (a combiner), split the states by key hash   (R state blocks, or a pack per node)
  *   [merge]:   fold state blocks per key                                          (RIFFLE, MAGNET, PUSH_PIPELINED)
  *   reduce r:  fold every state block of partition r per key                     (one block: key, state)
  * </pre>
@@ -56,7 +57,7 @@ public final class GroupByJob {
                 ShuffleJob.<MemorySegment, MemorySegment, MemorySegment>builder()
                         .name(b.name)
                         .inputs(b.inputs)
-                        .mapper((MemorySegment in, int r) -> combine(aggregate, in, r))
+                        .packedMapper((SegmentPackMapper<MemorySegment>) (i, in, r, packs) -> combine(aggregate, in, r, packs))
                         .merger((int p, List<MemorySegment> blocks) -> fold(aggregate, blocks))
                         .partitions(b.partitions > 0 ? b.partitions : b.inputs.size())
                         .strategy(b.strategy);
@@ -85,14 +86,14 @@ public final class GroupByJob {
         return job.build().run(cluster);
     }
 
-    /** A map task: aggregates its input per key, then splits the states by partition. */
-    static List<MemorySegment> combine(Aggregate aggregate, MemorySegment input, int partitions) {
+    /** A map task: aggregates its input per key, then splits the states by partition (into {@code packs} packs, or 0). */
+    static List<MemorySegment> combine(Aggregate aggregate, MemorySegment input, int partitions, int packs) {
         try (KeyTable table = new KeyTable(aggregate)) {
             KvBlock.Cursor c = new KvBlock.Cursor(input);
             while (c.next()) {
                 table.add(input, c.keyOffset(), c.keyLength(), c.valueOffset(), c.valueLength());
             }
-            return table.toBlocks(partitions);
+            return table.toBlocks(partitions, packs);
         }
     }
 
@@ -100,7 +101,7 @@ public final class GroupByJob {
     static MemorySegment fold(Aggregate aggregate, List<MemorySegment> blocks) {
         try (KeyTable table = new KeyTable(aggregate)) {
             table.mergeAll(blocks);
-            return table.toBlocks(1).getFirst();
+            return table.toBlocks(1, 0).getFirst();
         }
     }
 

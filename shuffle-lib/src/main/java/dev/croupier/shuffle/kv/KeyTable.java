@@ -1,5 +1,6 @@
 package dev.croupier.shuffle.kv;
 
+import dev.croupier.shuffle.PackFrame;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -69,8 +70,11 @@ final class KeyTable implements AutoCloseable {
         }
     }
 
-    /** The keys and their states as {@code partitions} blocks, each key in the block of {@link #partitionOf} its hash. */
-    List<MemorySegment> toBlocks(int partitions) {
+    /**
+     * The keys and their states as {@code partitions} blocks, each key in the block of
+     * {@link #partitionOf} its hash; in {@code packs} {@link PackFrame} packs (0: a block each).
+     */
+    List<MemorySegment> toBlocks(int partitions, int packs) {
         int[] entries = new int[partitions];
         long[] bytes = new long[partitions];
         int[] partitionOfSlot = new int[size];
@@ -80,18 +84,22 @@ final class KeyTable implements AutoCloseable {
             entries[p]++;
             bytes[p] += KvBlock.entryBytes(keyLength[i], stateBytes);
         }
-        KvBlock.Builder[] out = new KvBlock.Builder[partitions];
         for (int p = 0; p < partitions; p++) {
-            out[p] = new KvBlock.Builder(entries[p], bytes[p]);
-        }
-        for (int i = 0; i < size; i++) {
-            out[partitionOfSlot[i]].add(keys, keyOffset[i], keyLength[i], states, (long) i * stateBytes, stateBytes);
+            bytes[p] += KvBlock.HEADER_BYTES;
         }
         MemorySegment[] blocks = new MemorySegment[partitions];
+        List<MemorySegment> out = PackFrame.allocate(bytes, packs, blocks);
+        KvBlock.Builder[] builders = new KvBlock.Builder[partitions];
         for (int p = 0; p < partitions; p++) {
-            blocks[p] = out[p].build();
+            builders[p] = new KvBlock.Builder(blocks[p], entries[p]);
         }
-        return List.of(blocks);
+        for (int i = 0; i < size; i++) {
+            builders[partitionOfSlot[i]].add(keys, keyOffset[i], keyLength[i], states, (long) i * stateBytes, stateBytes);
+        }
+        for (KvBlock.Builder b : builders) {
+            b.build();
+        }
+        return out;
     }
 
     /** A key's partition: from the hash's high half, so that it is independent of the index's low bits. */

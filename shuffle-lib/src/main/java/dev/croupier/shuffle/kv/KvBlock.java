@@ -62,7 +62,15 @@ public final class KvBlock {
 
         /** A block for {@code entries} entries whose {@link #entryBytes} sum to {@code entryBytes}. */
         public Builder(int entries, long entryBytes) {
-            this.out = TaskOutput.allocate(HEADER_BYTES + entryBytes);
+            this(TaskOutput.allocate(HEADER_BYTES + entryBytes), entries);
+        }
+
+        /**
+         * A block for {@code entries} entries written into {@code out} (a part of a pack), which
+         * must be {@link #HEADER_BYTES} plus the entries' {@link #entryBytes}.
+         */
+        Builder(MemorySegment out, int entries) {
+            this.out = out;
             this.entries = entries;
             out.set(SHORT, 0, MAGIC);
             out.set(ValueLayout.JAVA_BYTE, 2, VERSION);

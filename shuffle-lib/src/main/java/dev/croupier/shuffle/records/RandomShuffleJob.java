@@ -2,6 +2,7 @@ package dev.croupier.shuffle.records;
 
 import dev.croupier.futures.Cluster;
 import dev.croupier.futures.ObjectRef;
+import dev.croupier.shuffle.SegmentPackMapper;
 import dev.croupier.shuffle.ShuffleJob;
 import dev.croupier.shuffle.ShuffleResult;
 import dev.croupier.shuffle.Strategy;
@@ -62,7 +63,7 @@ public final class RandomShuffleJob {
         return ShuffleJob.<MemorySegment, MemorySegment, MemorySegment>builder()
                 .name(b.name)
                 .inputs(b.inputs)
-                .packedMapper((RecordMapper) (i, in, r, packs) -> {
+                .packedMapper((SegmentPackMapper<MemorySegment>) (i, in, r, packs) -> {
                     if (!partial) {
                         return RunKernels.scatterRandom(layout, i, in, r, packs, mix(seed, epoch, MAP_STREAM, i));
                     }

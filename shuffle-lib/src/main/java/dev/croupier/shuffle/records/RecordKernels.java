@@ -1,6 +1,7 @@
 package dev.croupier.shuffle.records;
 
 import dev.croupier.futures.TaskOutput;
+import dev.croupier.shuffle.PackFrame;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

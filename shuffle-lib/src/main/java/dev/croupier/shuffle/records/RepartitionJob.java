@@ -4,6 +4,7 @@ import dev.croupier.futures.Cluster;
 import dev.croupier.futures.CroupierException;
 import dev.croupier.futures.ErrorCode;
 import dev.croupier.futures.ObjectRef;
+import dev.croupier.shuffle.SegmentPackMapper;
 import dev.croupier.shuffle.ShuffleJob;
 import dev.croupier.shuffle.ShuffleResult;
 import dev.croupier.shuffle.Strategy;
@@ -73,7 +74,7 @@ public final class RepartitionJob {
         return ShuffleJob.<MemorySegment, MemorySegment, MemorySegment>builder()
                 .name(name)
                 .inputs(inputs)
-                .packedMapper((RecordMapper) (i, in, r, packs) ->
+                .packedMapper((SegmentPackMapper<MemorySegment>) (i, in, r, packs) ->
                         RunKernels.scatterByPosition(layout, i, in, firstRecord[i], total, r, packs))
                 .merger((int p, List<MemorySegment> blocks) -> RecordKernels.concat(blocks))
                 .reducer((int p, List<MemorySegment> blocks) -> RunKernels.concatInOrder(layout, blocks, p))

@@ -2,6 +2,7 @@ package dev.croupier.shuffle.records;
 
 import dev.croupier.futures.CroupierException;
 import dev.croupier.futures.ErrorCode;
+import dev.croupier.shuffle.PackFrame;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;

@@ -4,6 +4,7 @@ import dev.croupier.futures.Cluster;
 import dev.croupier.futures.CroupierException;
 import dev.croupier.futures.ErrorCode;
 import dev.croupier.futures.ObjectRef;
+import dev.croupier.shuffle.SegmentPackMapper;
 import dev.croupier.shuffle.ShuffleJob;
 import dev.croupier.shuffle.ShuffleResult;
 import dev.croupier.shuffle.Strategy;
@@ -147,7 +148,7 @@ public final class SortJob {
         ShuffleJob.Builder<MemorySegment, MemorySegment, O> shuffle =
                 ShuffleJob.<MemorySegment, MemorySegment, O>builder()
                         .name(b.name)
-                        .packedMapper((RecordMapper) (i, in, r, packs) -> RecordKernels.partition(layout, in, splitters, packs))
+                        .packedMapper((SegmentPackMapper<MemorySegment>) (i, in, r, packs) -> RecordKernels.partition(layout, in, splitters, packs))
                         .merger((int p, List<MemorySegment> blocks) -> RecordKernels.concat(blocks))
                         .partitions(partitions)
                         .strategy(b.strategy);

@@ -83,6 +83,26 @@ class GroupByProperties {
         return out;
     }
 
+    /** A map's packs hold, as parts, exactly its blocks unpacked: pack g of P holds partitions g, g + P, ... */
+    @Property(tries = 100)
+    void aCombinersPacksHoldItsBlocksAsParts(
+            @ForAll @IntRange(min = 0, max = 400) int n,
+            @ForAll @IntRange(min = 1, max = 40) int partitions,
+            @ForAll @IntRange(min = 1, max = 40) int packsWanted,
+            @ForAll long seed) {
+        int packs = Math.min(packsWanted, partitions);
+        MemorySegment input = randomBlock(new Random(seed), n, new java.util.HashMap<>());
+        List<MemorySegment> plain = GroupByJob.combine(Aggregate.LONG_SUM, input, partitions, 0);
+        List<MemorySegment> packed = GroupByJob.combine(Aggregate.LONG_SUM, input, partitions, packs);
+        assertEquals(partitions, plain.size());
+        assertEquals(packs, packed.size());
+        for (int p = 0; p < partitions; p++) {
+            org.junit.jupiter.api.Assertions.assertArrayEquals(plain.get(p).toArray(ValueLayout.JAVA_BYTE),
+                    dev.croupier.shuffle.PackFrame.part(packed.get(p % packs), p / packs).toArray(ValueLayout.JAVA_BYTE),
+                    "partition " + p + " of " + partitions + " in " + packs + " packs");
+        }
+    }
+
     @Property(tries = 20)
     void groupByEqualsASequentialAggregation(
             @ForAll("strategies") Strategy strategy,

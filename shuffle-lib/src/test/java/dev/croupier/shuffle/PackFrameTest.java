@@ -1,4 +1,4 @@
-package dev.croupier.shuffle.records;
+package dev.croupier.shuffle;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,4 +1,4 @@
-package dev.croupier.shuffle.records;
+package dev.croupier.shuffle;
 
 import dev.croupier.futures.CroupierException;
 import dev.croupier.futures.ErrorCode;
@@ -10,8 +10,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A pack: the blocks of several partitions that one map task sends to one merging node, as one
- * object ({@link dev.croupier.shuffle.PackedMapper}). A part is read back as a view.
+ * A pack of {@code MemorySegment} blocks: the blocks of several partitions that one map task
+ * sends to one merging node, as one object ({@link PackedMapper}, {@link SegmentPackMapper}).
+ * A map writes its partitions straight into their parts ({@link #allocate}), and a merge reads
+ * a part back as a view ({@link #part}), so packing copies nothing.
  *
  * <pre>
  *  little-endian:
@@ -29,12 +31,12 @@ import java.util.List;
  * Pack {@code g} of {@code packs} holds partitions {@code g, g + packs, ...}, so part {@code k}
  * is partition {@code g + k * packs}. Stateless and thread-safe.
  */
-final class PackFrame {
+public final class PackFrame {
 
     /** The layout version this class writes and reads. */
-    static final byte VERSION = 1;
+    public static final byte VERSION = 1;
     /** Bytes before the table of ends. */
-    static final int FIXED_BYTES = 8;
+    public static final int FIXED_BYTES = 8;
 
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
@@ -47,8 +49,10 @@ final class PackFrame {
      * partition; else {@code packs} packs with their headers written. Either way
      * {@code parts[p]} is set to partition p's block (in a pack, a view of it) for the caller
      * to fill.
+     *
+     * @throws IllegalArgumentException if {@code packs} is negative or above the partitions
      */
-    static List<MemorySegment> allocate(long[] partBytes, int packs, MemorySegment[] parts) {
+    public static List<MemorySegment> allocate(long[] partBytes, int packs, MemorySegment[] parts) {
         int partitions = partBytes.length;
         if (packs < 0 || packs > partitions) {
             throw new IllegalArgumentException("packs = " + packs + " must be in [0, " + partitions + "]");
@@ -82,7 +86,7 @@ final class PackFrame {
     }
 
     /** How many partitions below {@code partitions} pack {@code g} of {@code packs} holds. */
-    static int partsOf(int g, int packs, int partitions) {
+    private static int partsOf(int g, int packs, int partitions) {
         return g < partitions ? (partitions - g + packs - 1) / packs : 0;
     }
 
@@ -91,10 +95,12 @@ final class PackFrame {
     }
 
     /**
-     * Part {@code k} of {@code pack}, as a view; a pack whose header does not hold is refused
-     * with the field and offset named.
+     * Part {@code k} of {@code pack}, as a view.
+     *
+     * @throws CroupierException ({@link ErrorCode#BAD_INPUT}) if the header does not hold,
+     *     naming the field and its offset
      */
-    static MemorySegment part(MemorySegment pack, int k) {
+    public static MemorySegment part(MemorySegment pack, int k) {
         if (pack.byteSize() < FIXED_BYTES) {
             throw bad("the pack has " + pack.byteSize() + " bytes, fewer than its " + FIXED_BYTES + "-byte header");
         }
