@@ -17,6 +17,9 @@ import java.util.stream.IntStream;
  *
  * Maps are spread round-robin over nodes (soft affinity), so the maps of a group live on the
  * node of their merge task. A group left smaller than 2 is passed to the reducers unmerged.
+ * With a {@link PackedMapper} each map returns its R blocks as one pack, so the maps make M
+ * objects, not M x R, and a merge reads F; a group of one map is then merged too (a copy of
+ * its parts), since a reducer elsewhere would have to fetch the whole pack for its part.
  */
 final class RiffleStrategy<I, B, O> {
     private final ShuffleRun<I, B, O> run;
@@ -39,7 +42,8 @@ final class RiffleStrategy<I, B, O> {
     List<PartitionOutput<O>> run() {
         int partitions = run.plan.partitions();
         int factor = factor();
-        List<List<ObjectRef<B>>> maps = run.submitMaps(0, run.plan.mappers(), 0);
+        int packs = run.packedMapper() == null ? 0 : 1;
+        List<List<ObjectRef<B>>> maps = run.submitMaps(0, run.plan.mappers(), packs);
         List<Integer> all = IntStream.range(0, partitions).boxed().toList();
         List<List<ObjectRef<B>>> reduceInputs = ShuffleRun.noInputs(partitions);
         List<ShuffleRun.Merge<B>> merges = new ArrayList<>();
@@ -51,12 +55,12 @@ final class RiffleStrategy<I, B, O> {
             }
             for (int g = 0; g < onNode.size(); g += factor) {
                 List<List<ObjectRef<B>>> group = onNode.subList(g, Math.min(onNode.size(), g + factor));
-                if (group.size() < 2) {
+                if (group.size() < 2 && packs == 0) {
                     for (int r = 0; r < partitions; r++) {
                         reduceInputs.get(r).add(group.getFirst().get(r));
                     }
                 } else {
-                    merges.add(run.submitMerge(group, -1, all, run.nodes.get(n)));
+                    merges.add(run.submitMerge(group, packs > 0 ? 0 : -1, all, run.nodes.get(n)));
                 }
             }
         }

@@ -81,7 +81,7 @@ class ShuffleStrategyProperties {
 
     /**
      * With a packing mapper, the push strategies ask each map for one pack per node that serves
-     * a reducer, min(nodes, partitions), and the others never ask for packs.
+     * a reducer, min(nodes, partitions), RIFFLE for one pack, and the others never ask for packs.
      */
     @Property(tries = 60)
     void everyStrategyPreservesTheRecordsAndSortsThem(
@@ -100,9 +100,13 @@ class ShuffleStrategyProperties {
                 assertEquals(partitions, result.outputs().size());
                 assertArrayEquals(sortedAll(inputs), LongBlocks.concat(result.values()), strategy.toString());
                 if (packed) {
-                    boolean push = result.strategy() == Strategy.MAGNET || result.strategy() == Strategy.PUSH_PIPELINED;
+                    int packs = switch (result.strategy()) {
+                        case MAGNET, PUSH_PIPELINED -> Math.min(nodes, partitions);
+                        case RIFFLE -> 1;
+                        default -> 0;
+                    };
                     List<Integer> asked = new ArrayList<>(LongBlocks.PACKS_ASKED.getOrDefault(run, new java.util.LinkedList<>()));
-                    assertEquals(push ? java.util.Collections.nCopies(mappers, Math.min(nodes, partitions)) : List.of(), asked,
+                    assertEquals(java.util.Collections.nCopies(packs == 0 ? 0 : mappers, packs), asked,
                             "packs asked of the maps by " + result.strategy());
                 }
                 List<Integer> order = new ArrayList<>();
