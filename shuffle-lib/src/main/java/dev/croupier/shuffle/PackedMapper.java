@@ -6,8 +6,9 @@ import java.util.List;
  * A mapper that can also write the blocks of several partitions into one block, a pack. The
  * push strategies ({@link Strategy#MAGNET}, {@link Strategy#PUSH_PIPELINED}) then take one pack
  * per merging node from each map task, as the Exoshuffle paper's push* does: M x W map outputs
- * for W nodes instead of M x R, and each node's merge reads one object per map. Other
- * strategies call the plain {@link #map}.
+ * for W nodes instead of M x R, and each node's merge reads one object per map.
+ * {@link Strategy#RIFFLE} takes one pack per map, which its merges read. The strategies whose
+ * reducers read map outputs themselves (SIMPLE, STREAMING) call the plain {@link #map}.
  *
  * <p>Pack {@code g} of {@code packs} holds partitions {@code g, g + packs, g + 2*packs, ...}
  * below {@code partitions}, in that order, which are the reducers of the {@code g}-th merging

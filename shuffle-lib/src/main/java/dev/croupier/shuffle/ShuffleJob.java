@@ -143,7 +143,7 @@ public final class ShuffleJob<I, B, O> {
         /**
          * A mapper that can pack the blocks of several partitions into one: MAGNET and
          * PUSH_PIPELINED then take one block per merging node from each map task (the paper's
-         * push*), not one per partition.
+         * push*), and RIFFLE one per map task, not one per partition.
          */
         public Builder<I, B, O> packedMapper(PackedMapper<I, B> mapper) {
             this.mapper = mapper;
