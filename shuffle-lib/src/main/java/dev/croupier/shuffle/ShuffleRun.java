@@ -300,9 +300,10 @@ final class ShuffleRun<I, B, O> {
             }
         }
         for (Merge<B> m : merges) {
+            boolean merged = !cancelled.contains(m);
             for (int j = 0; j < m.partitions().size(); j++) {
                 int r = m.partitions().get(j);
-                if (!cancelled.contains(m)) {
+                if (merged) {
                     reduceInputs.get(r).add(m.merged().get(j));
                     continue;
                 }

@@ -98,17 +98,24 @@ class ShuffleStrategyProperties {
             List<ObjectRef<MemorySegment>> refs = new ArrayList<>();
             try (ShuffleResult<MemorySegment> result = sortJob(cluster, inputs, partitions, strategy, refs, run).build().run(cluster)) {
                 assertEquals(partitions, result.outputs().size());
-                assertArrayEquals(sortedAll(inputs), LongBlocks.concat(result.values()), strategy.toString());
+                long[] all = sortedAll(inputs);
+                assertArrayEquals(all, LongBlocks.concat(result.values()), strategy.toString());
+                int packs = !packed ? 0 : switch (result.strategy()) {
+                    case MAGNET, PUSH_PIPELINED -> Math.min(nodes, partitions);
+                    case RIFFLE -> 1;
+                    default -> 0;
+                };
                 if (packed) {
-                    int packs = switch (result.strategy()) {
-                        case MAGNET, PUSH_PIPELINED -> Math.min(nodes, partitions);
-                        case RIFFLE -> 1;
-                        default -> 0;
-                    };
                     List<Integer> asked = new ArrayList<>(LongBlocks.PACKS_ASKED.getOrDefault(run, new java.util.LinkedList<>()));
                     assertEquals(java.util.Collections.nCopies(packs == 0 ? 0 : mappers, packs), asked,
                             "packs asked of the maps by " + result.strategy());
                 }
+                // A stored object counts an 8-byte frame header; a pack adds a long per part and
+                // one for the part count.
+                long mapObjects = (long) mappers * (packs == 0 ? partitions : packs);
+                long packHeaders = packs == 0 ? 0 : 8L * mappers * (packs + partitions);
+                assertEquals(8L * all.length + packHeaders + 8 * mapObjects, phase(result, "map").bytesOut(), "bytes the maps returned by " + result.strategy() + ", packs " + packs + ", " + mappers + " maps, " + partitions + " partitions, " + nodes + " nodes");
+                assertEquals(8L * all.length + 8L * partitions, phase(result, "reduce").bytesOut(), "bytes the reducers returned");
                 List<Integer> order = new ArrayList<>();
                 for (PartitionOutput<MemorySegment> o : result.inCompletionOrder()) {
                     order.add(o.partition());
@@ -163,6 +170,10 @@ class ShuffleStrategyProperties {
         } finally {
             deleteTree(spill);
         }
+    }
+
+    static PhaseStats phase(ShuffleResult<?> result, String name) {
+        return result.stats().stream().filter(p -> p.name().equals(name)).findFirst().orElseThrow();
     }
 
     /** Map attempts per (test run, map index): the first attempt of map 0 is slow. */

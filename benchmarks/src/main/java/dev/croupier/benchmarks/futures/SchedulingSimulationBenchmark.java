@@ -5,7 +5,8 @@ import java.time.Duration;
 
 /**
  * The Exoshuffle paper's 100 TB push* sort (50,000 maps of 2 GB, 50,000 reducers, 100 nodes of
- * 8 CPUs, rounds of 800 maps) scheduled by one driver over simulated nodes that move no data
+ * 8 CPUs, rounds of 800 maps), as {@code shuffle-lib}'s PUSH_PIPELINED submits it
+ * ({@link PushStarSortGraph}), scheduled by one driver over simulated nodes that move no data
  * (see {@link SchedulingSimulation}). Prints the driver's heap per task and per object, the
  * whole graph's heap, and the tasks placed per second: first with tasks that take no time (the
  * driver's ceiling), then with each task time given, where the slot utilization says whether
@@ -22,7 +23,7 @@ public final class SchedulingSimulationBenchmark {
 
     private SchedulingSimulationBenchmark() {}
 
-    public static void main(String[] args) throws InterruptedException {
+    public static void main(String[] args) throws Exception {
         int divisor = args.length > 0 ? Integer.parseInt(args[0]) : 1;
         SchedulingSimulation.HeapCost cost = SchedulingSimulation.HeapCost.measure(200_000);
         System.out.printf("driver heap: %.0f bytes per task (with one argument), %.0f bytes per object%n",
@@ -35,9 +36,9 @@ public final class SchedulingSimulationBenchmark {
             SchedulingSimulation.Shape shape = new SchedulingSimulation.Shape(nodes, paper.cpusPerNode(),
                     paper.maps() / divisor, paper.reducers() / divisor, nodes * paper.cpusPerNode(), task,
                     paper.inputPartitionBytes());
-            SchedulingSimulation.Report r = SchedulingSimulation.run(shape, i == 0);
+            SchedulingSimulation.Report r = SchedulingSimulation.run(shape, new PushStarSortGraph(), i == 0);
             if (r.tasksRun() != shape.tasks() || r.objectsLeft() != 0 || r.entriesLeft() != 0
-                    || r.reducedBytes() != (long) shape.maps() * shape.inputPartitionBytes()) {
+                    || r.outputBytes() != (long) shape.maps() * shape.inputPartitionBytes()) {
                 throw new IllegalStateException("the simulation lost track: " + r);
             }
             System.out.printf("%d nodes x %d cpus, %,d maps, %,d reducers, %d rounds: %,d tasks, %,d objects;"

@@ -1,6 +1,6 @@
 package dev.croupier.futures.internal;
 
-import dev.croupier.futures.Affinity;
+import dev.croupier.futures.Cluster;
 import dev.croupier.futures.ClusterStats;
 import dev.croupier.futures.ObjectRef;
 import java.lang.management.ManagementFactory;
@@ -10,28 +10,35 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The Exoshuffle paper's push* sort as a task graph, submitted to the real owner over
- * {@link SimulatedBackend} nodes that run nothing: a measure of what one driver can schedule,
- * and of the heap its metadata takes, at a scale no test machine holds.
- *
- * <p>The graph, as the paper's push-based shuffle builds it ({@code W} nodes, maps in rounds
- * of {@code mapsPerRound}):
+ * A task graph submitted to the real owner over {@link SimulatedBackend} nodes that run
+ * nothing: a measure of what one driver can schedule, and of the heap its metadata takes, at a
+ * scale no test machine holds. The graph is the caller's ({@link Graph}); the benchmark's is
+ * the Exoshuffle paper's 100 TB push* sort as {@code shuffle-lib}'s PUSH_PIPELINED strategy
+ * submits it, whose shape {@link Shape} describes:
  * <pre>
  *   map i (on node i mod W)      --> W blocks, block n for node n's merge
  *   merge(k, n) (on node n)      <-- block n of every map of round k
  *                                --> one block per reducer of node n (reducer r is on node r mod W)
  *   reduce r (on node r mod W)   <-- its block from every round's merge
  * </pre>
- * At most one round of merges is in flight: round k's merges are submitted after round k+1's
- * maps, once round k-1's merges are done; the driver drops its refs to a round's map blocks
- * as soon as their merges are submitted. Each task holds one slot for {@code taskTime}.
+ * Each task holds one slot for {@code taskTime}.
  *
- * <p>Thread-safety: {@link #run} and {@link #heapCost} are each self-contained (a cluster of
- * their own); heap figures are only meaningful when nothing else runs in the JVM.
+ * <p>Thread-safety: {@link #run} and {@link HeapCost#measure} are each self-contained (a
+ * cluster of their own); heap figures are only meaningful when nothing else runs in the JVM.
  */
 public final class SchedulingSimulation {
 
     private SchedulingSimulation() {}
+
+    /** What a simulation schedules: a graph submitted on the simulated cluster. */
+    @FunctionalInterface
+    public interface Graph {
+        /**
+         * Submits the graph of {@code shape} on {@code cluster}; returns the refs of its final
+         * outputs, which the simulation waits for and then releases.
+         */
+        List<? extends ObjectRef<?>> submit(Cluster cluster, Shape shape) throws Exception;
+    }
 
     /**
      * A push* graph and the simulated cluster under it.
@@ -71,11 +78,12 @@ public final class SchedulingSimulation {
             return Math.min(nodes, reducers);
         }
 
+        /** Tasks the push* graph runs: maps, a merge per round and merging node, reducers. */
         public long tasks() {
             return (long) maps + (long) rounds() * mergingNodes() + reducers;
         }
 
-        /** Objects the graph makes: map blocks, merged blocks, reducer outputs. */
+        /** Objects the push* graph makes: map blocks, merged blocks, reducer outputs. */
         public long objects() {
             return (long) maps * mergingNodes() + (long) rounds() * reducers + reducers;
         }
@@ -88,81 +96,48 @@ public final class SchedulingSimulation {
      * @param retried attempts the owner dispatched again
      * @param objectsLeft objects the nodes still hold once every ref is released
      * @param entriesLeft objects the owner still tracks once every ref is released
-     * @param reducedBytes bytes the reducers made: the input's size when the graph is right
+     * @param outputBytes bytes the graph's final outputs hold: the input's size when the graph
+     *     carries every byte through
      * @param seconds from the first submission to the last reducer's completion
      * @param slotUtilization task time over slot time in that interval
      * @param graphHeapBytes driver heap held by the whole graph's metadata with its outputs'
      *     refs held (every task's lineage is reachable then), after a full collection; -1 when
      *     not measured
      */
-    public record Report(Shape shape, long tasksRun, long retried, long objectsLeft, long entriesLeft, long reducedBytes,
+    public record Report(Shape shape, long tasksRun, long retried, long objectsLeft, long entriesLeft, long outputBytes,
                          double seconds, double slotUtilization, long graphHeapBytes) {
 
         public double tasksPerSecond() {
-            return shape.tasks() / seconds;
+            return tasksRun / seconds;
         }
     }
 
     /**
-     * Runs {@code shape}'s graph to the end, releases everything, and reports; with
-     * {@code measureHeap}, collects garbage before and at the end (outside the timed part).
+     * Runs {@code graph} on the simulated cluster of {@code shape} to the end, releases
+     * everything, and reports; with {@code measureHeap}, collects garbage before and at the end
+     * (outside the timed part).
      */
-    public static Report run(Shape shape, boolean measureHeap) throws InterruptedException {
+    public static Report run(Shape shape, Graph graph, boolean measureHeap) throws Exception {
         SimulatedBackend backend = new SimulatedBackend(shape.nodes, shape.cpusPerNode, shape.taskTime.toNanos(),
                 shape.inputPartitionBytes, 0);
         long heapBefore = measureHeap ? heapAfterCollection() : 0;
         try (OwnerCluster cluster = new OwnerCluster(new ValueCodecs(Map.of(), List.of()), backend,
                 EmbeddedBackend.newTag(), 0)) {
-            int w = shape.nodes;
-            List<List<ObjectRef<Object>>> reduceInputs = new ArrayList<>(shape.reducers);
-            for (int r = 0; r < shape.reducers; r++) {
-                reduceInputs.add(new ArrayList<>(shape.rounds()));
-            }
             long start = System.nanoTime();
-            List<ObjectRef<Object>> previousMerges = List.of();
-            for (int first = 0; first < shape.maps; first += shape.mapsPerRound) {
-                int last = Math.min(shape.maps, first + shape.mapsPerRound);
-                List<List<ObjectRef<Object>>> maps = new ArrayList<>(last - first);
-                for (int i = first; i < last; i++) {
-                    maps.add(cluster.task(() -> null).name("map").onNode(i % w, Affinity.SOFT)
-                            .numReturns(shape.mergingNodes()).remote());
-                }
-                awaitAll(previousMerges);
-                List<ObjectRef<Object>> merges = new ArrayList<>(w);
-                for (int n = 0; n < shape.mergingNodes(); n++) {
-                    List<ObjectRef<Object>> blocks = new ArrayList<>(maps.size());
-                    for (List<ObjectRef<Object>> map : maps) {
-                        blocks.add(map.get(n));
-                    }
-                    int reducersHere = (shape.reducers - n + w - 1) / w;
-                    List<ObjectRef<Object>> merged = cluster.task((List<Object> in) -> null, ObjectRef.all(blocks))
-                            .name("merge").onNode(n, Affinity.SOFT).numReturns(reducersHere).remote();
-                    for (int j = 0; j < reducersHere; j++) {
-                        reduceInputs.get(n + j * w).add(merged.get(j));
-                    }
-                    merges.add(merged.getFirst());
-                }
-                maps.forEach(SchedulingSimulation::releaseAll);
-                previousMerges = merges;
+            List<? extends ObjectRef<?>> outputs = graph.submit(cluster, shape);
+            long outputBytes = 0;
+            for (ObjectRef<?> out : outputs) {
+                outputBytes += out.whenDone().join().byteSize();
             }
-            List<ObjectRef<Object>> outputs = new ArrayList<>(shape.reducers);
-            for (int r = 0; r < shape.reducers; r++) {
-                outputs.add(cluster.task((List<Object> in) -> null, ObjectRef.all(reduceInputs.get(r)))
-                        .name("reduce").onNode(r % w, Affinity.SOFT).remote());
-                releaseAll(reduceInputs.get(r));
-            }
-            awaitAll(outputs);
             double seconds = (System.nanoTime() - start) / 1e9;
             long graphHeap = measureHeap ? heapAfterCollection() - heapBefore : -1;
-            releaseAll(outputs);
+            outputs.forEach(ObjectRef::release);
             ClusterStats stats = cluster.stats();
-            long reduced = stats.tasks().stream().filter(t -> t.name().equals("reduce"))
-                    .mapToLong(ClusterStats.TaskStats::bytesOut).sum();
+            long tasksRun = stats.nodes().stream().mapToLong(ClusterStats.NodeStats::tasksRun).sum();
             double slotSeconds = seconds * shape.nodes * shape.cpusPerNode;
-            return new Report(shape, stats.nodes().stream().mapToLong(ClusterStats.NodeStats::tasksRun).sum(),
-                    stats.failures().retriedTasks(), stats.nodes().stream().mapToLong(ClusterStats.NodeStats::objects).sum(),
-                    cluster.liveEntries(), reduced, seconds,
-                    shape.tasks() * (shape.taskTime.toNanos() / 1e9) / slotSeconds, graphHeap);
+            return new Report(shape, tasksRun, stats.failures().retriedTasks(),
+                    stats.nodes().stream().mapToLong(ClusterStats.NodeStats::objects).sum(), cluster.liveEntries(),
+                    outputBytes, seconds, tasksRun * (shape.taskTime.toNanos() / 1e9) / slotSeconds, graphHeap);
         }
     }
 
@@ -199,16 +174,6 @@ public final class SchedulingSimulation {
                 return heap;
             }
         }
-    }
-
-    private static void awaitAll(List<ObjectRef<Object>> refs) {
-        for (ObjectRef<Object> ref : refs) {
-            ref.whenDone().join();
-        }
-    }
-
-    private static void releaseAll(List<ObjectRef<Object>> refs) {
-        refs.forEach(ObjectRef::release);
     }
 
     /**
