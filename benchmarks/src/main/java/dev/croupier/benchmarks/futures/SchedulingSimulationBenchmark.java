@@ -36,11 +36,8 @@ public final class SchedulingSimulationBenchmark {
             SchedulingSimulation.Shape shape = new SchedulingSimulation.Shape(nodes, paper.cpusPerNode(),
                     paper.maps() / divisor, paper.reducers() / divisor, nodes * paper.cpusPerNode(), task,
                     paper.inputPartitionBytes());
-            SchedulingSimulation.Report r = SchedulingSimulation.run(shape, new PushStarSortGraph(), i == 0);
-            if (r.tasksRun() != shape.tasks() || r.objectsLeft() != 0 || r.entriesLeft() != 0
-                    || r.outputBytes() != (long) shape.maps() * shape.inputPartitionBytes()) {
-                throw new IllegalStateException("the simulation lost track: " + r);
-            }
+            SchedulingSimulation.Report r = SchedulingSimulation.run(shape, new PushStarSortGraph(), i == 0)
+                    .requireAccounted(shape.tasks(), (long) shape.maps() * shape.inputPartitionBytes());
             System.out.printf("%d nodes x %d cpus, %,d maps, %,d reducers, %d rounds: %,d tasks, %,d objects;"
                             + " tasks of %d ms: %.2f s, %,.0f tasks/s, slot utilization %.2f%s%n",
                     shape.nodes(), shape.cpusPerNode(), shape.maps(), shape.reducers(), shape.rounds(), shape.tasks(),

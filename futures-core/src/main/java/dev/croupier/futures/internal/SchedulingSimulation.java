@@ -110,6 +110,28 @@ public final class SchedulingSimulation {
         public double tasksPerSecond() {
             return tasksRun / seconds;
         }
+
+        /**
+         * Checks that the run ran {@code tasks} attempts, none again, that its outputs hold
+         * {@code outputBytes}, and that once released no node holds an object and the owner
+         * tracks none.
+         *
+         * @throws IllegalStateException naming the first figure that differs
+         */
+        public Report requireAccounted(long tasks, long outputBytes) {
+            require("attempts run", tasks, tasksRun);
+            require("attempts retried", 0, retried);
+            require("bytes of the outputs", outputBytes, this.outputBytes);
+            require("objects the nodes still hold", 0, objectsLeft);
+            require("objects the owner still tracks", 0, entriesLeft);
+            return this;
+        }
+
+        private static void require(String figure, long expected, long actual) {
+            if (expected != actual) {
+                throw new IllegalStateException("the simulation lost track: " + figure + " " + actual + ", not " + expected);
+            }
+        }
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.croupier.futures.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.croupier.futures.Affinity;
 import dev.croupier.futures.ObjectRef;
@@ -47,10 +48,16 @@ class SchedulingSimulationProperties {
             blocks.forEach(map -> map.forEach(ObjectRef::release));
             return outputs;
         }, false);
-        assertEquals(maps + reducers, report.tasksRun(), "attempts run");
-        assertEquals(0, report.retried(), "attempts retried");
-        assertEquals((long) maps * partitionBytes, report.outputBytes(), "bytes reduced");
-        assertEquals(0, report.objectsLeft(), "objects the nodes still hold");
-        assertEquals(0, report.entriesLeft(), "objects the owner still tracks");
+        report.requireAccounted(maps + reducers, (long) maps * partitionBytes);
+    }
+
+    @Property(tries = 10)
+    void aFigureThatDiffersIsNamed(@ForAll @IntRange(min = 1, max = 5) int off) {
+        SchedulingSimulation.Shape shape = new SchedulingSimulation.Shape(1, 1, 1, 1, 1, Duration.ZERO, 10);
+        SchedulingSimulation.Report report = new SchedulingSimulation.Report(shape, 2, 0, 0, 0, 10, 1, 0, -1);
+        report.requireAccounted(2, 10);
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> report.requireAccounted(2 + off, 10));
+        assertEquals("the simulation lost track: attempts run 2, not " + (2 + off), e.getMessage());
+        assertThrows(IllegalStateException.class, () -> report.requireAccounted(2, 10 + off));
     }
 }
