@@ -106,7 +106,7 @@ class ShuffleStrategyProperties {
                     default -> 0;
                 };
                 if (packed) {
-                    List<Integer> asked = new ArrayList<>(LongBlocks.PACKS_ASKED.getOrDefault(run, new java.util.LinkedList<>()));
+                    List<Integer> asked = List.copyOf(LongBlocks.PACKS_ASKED.getOrDefault(run, new java.util.ArrayDeque<>()));
                     assertEquals(java.util.Collections.nCopies(packs == 0 ? 0 : mappers, packs), asked,
                             "packs asked of the maps by " + result.strategy());
                 }

@@ -2,7 +2,7 @@ package dev.croupier.shuffle.records;
 
 import dev.croupier.futures.TaskOutput;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 
@@ -42,7 +42,7 @@ final class RunKernels {
         MemorySegment[] blocks = new MemorySegment[partitions];
         List<MemorySegment> out = RunFrame.allocateRuns(mapIndex, counts, size, packs, blocks);
         long[] next = new long[partitions];
-        java.util.Arrays.fill(next, RunFrame.HEADER_BYTES);
+        Arrays.fill(next, RunFrame.HEADER_BYTES);
         RecordKernels.copyToBlocks(size, records, partitionOf, blocks, next);
         return out;
     }
@@ -87,16 +87,19 @@ final class RunKernels {
         int size = layout.recordBytes();
         long end = first + layout.records(records.byteSize());
         long[] counts = new long[partitions];
+        long[] from = new long[partitions]; // output p's first record of this input, from its start
+        long start = rangeStart(0, total, partitions);
         for (int p = 0; p < partitions; p++) {
-            counts[p] = Math.max(0, Math.min(end, rangeStart(p + 1, total, partitions))
-                    - Math.max(first, rangeStart(p, total, partitions)));
+            long next = rangeStart(p + 1, total, partitions);
+            from[p] = Math.max(first, start) - first;
+            counts[p] = Math.max(0, Math.min(end, next) - Math.max(first, start));
+            start = next;
         }
         MemorySegment[] runs = new MemorySegment[partitions];
         List<MemorySegment> out = RunFrame.allocateRuns(mapIndex, counts, size, packs, runs);
         for (int p = 0; p < partitions; p++) {
             if (counts[p] > 0) {
-                long lo = Math.max(first, rangeStart(p, total, partitions));
-                MemorySegment.copy(records, (lo - first) * size, runs[p], RunFrame.HEADER_BYTES, counts[p] * size);
+                MemorySegment.copy(records, from[p] * size, runs[p], RunFrame.HEADER_BYTES, counts[p] * size);
             }
         }
         return out;
