@@ -571,6 +571,122 @@ class ClusterTest {
         }
     }
 
+    /** Where each task of {@code name} ran: node id to count. */
+    private static Map<Integer, Long> perNode(Cluster c, String name) {
+        return c.stats().tasks().stream().filter(t -> t.name().equals(name)).findFirst()
+                .map(ClusterStats.TaskStats::tasksPerNode).orElse(Map.of());
+    }
+
+    /** A task that holds its node's one slot until {@code release} opens. */
+    private static ObjectRef<Integer> blocker(Cluster c, int node, CountDownLatch started, CountDownLatch release) {
+        return c.task(() -> {
+            started.countDown();
+            release.await();
+            return 0;
+        }).name("blocker").onNode(node, Affinity.HARD).remote();
+    }
+
+    @Test
+    void aBusyNodesSoftWorkRunsOnANodeWithRoomAndItsHardWorkWaits() throws Exception {
+        try (Cluster c = TestClusters.small(2, spill).cpusPerNode(1).start()) {
+            CountDownLatch started = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            ObjectRef<Integer> blocked = blocker(c, 0, started, release);
+            assertTrue(started.await(10, TimeUnit.SECONDS));
+            List<ObjectRef<Integer>> soft = new ArrayList<>();
+            for (int i = 0; i < 6; i++) {
+                int v = i;
+                soft.add(c.task(() -> v).name("soft").onNode(0, Affinity.SOFT).remote());
+            }
+            List<ObjectRef<Integer>> hard = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                int v = i;
+                hard.add(c.task(() -> v).name("hard").onNode(0, Affinity.HARD).remote());
+            }
+            // Node 0 holds its blocked task and the next one queued behind it; the other five
+            // run on node 1 while node 0 is still blocked.
+            for (int i = 1; i < 6; i++) {
+                assertEquals(i, soft.get(i).get(Duration.ofSeconds(30)));
+            }
+            assertEquals(Map.of(1, 5L), perNode(c, "soft"));
+            assertEquals(Map.of(), perNode(c, "hard"));
+            release.countDown();
+            assertEquals(0, blocked.get(Duration.ofSeconds(30)));
+            assertEquals(0, soft.getFirst().get(Duration.ofSeconds(30)));
+            for (int i = 0; i < 3; i++) {
+                assertEquals(i, hard.get(i).get(Duration.ofSeconds(30)));
+            }
+            assertEquals(Map.of(0, 1L, 1, 5L), perNode(c, "soft"));
+            assertEquals(Map.of(0, 3L), perNode(c, "hard"));
+        }
+    }
+
+    @Test
+    void aBusyNodesWorkOnItsOwnLargeArgumentsIsNotMoved() throws Exception {
+        try (Cluster c = TestClusters.small(2, spill).cpusPerNode(1).start()) {
+            ObjectRef<byte[]> big = c.task(() -> new byte[1 << 20]).onNode(0, Affinity.HARD).remote();
+            big.get();
+            CountDownLatch started = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            ObjectRef<Integer> blocked = blocker(c, 0, started, release);
+            assertTrue(started.await(10, TimeUnit.SECONDS));
+            List<ObjectRef<Integer>> local = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                local.add(c.task((byte[] b) -> b.length, big).name("local").onNode(0, Affinity.SOFT).remote());
+            }
+            // Submitted after them, these are moved to node 1 and run while node 0 is blocked;
+            // a node with room takes the oldest movable task, so the ones above are not.
+            List<ObjectRef<Integer>> movable = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                int v = i;
+                movable.add(c.task(() -> v).name("movable").onNode(0, Affinity.SOFT).remote());
+            }
+            for (int i = 0; i < 3; i++) {
+                assertEquals(i, movable.get(i).get(Duration.ofSeconds(30)));
+            }
+            assertEquals(Map.of(1, 3L), perNode(c, "movable"));
+            assertEquals(Map.of(), perNode(c, "local"));
+            release.countDown();
+            assertEquals(0, blocked.get(Duration.ofSeconds(30)));
+            for (ObjectRef<Integer> l : local) {
+                assertEquals(1 << 20, l.get(Duration.ofSeconds(30)));
+            }
+            assertEquals(Map.of(0, 3L), perNode(c, "local"));
+        }
+    }
+
+    @Test
+    void tasksWaitingForADeadNodeMoveOnOrFailByTheirAffinity() throws Exception {
+        try (Cluster c = TestClusters.small(2, spill).cpusPerNode(1).start()) {
+            CountDownLatch started = new CountDownLatch(2);
+            CountDownLatch release = new CountDownLatch(1);
+            ObjectRef<Integer> blocked0 = blocker(c, 0, started, release);
+            blocker(c, 1, started, new CountDownLatch(1)); // killed with its node
+            assertTrue(started.await(10, TimeUnit.SECONDS));
+            List<ObjectRef<Integer>> soft = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                int v = i;
+                soft.add(c.task(() -> v).name("soft").onNode(1, Affinity.SOFT).remote());
+            }
+            List<ObjectRef<Integer>> hard = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                hard.add(c.task(() -> 1).name("hard").onNode(1, Affinity.HARD).remote());
+            }
+            c.killNode(1);
+            for (ObjectRef<Integer> h : hard) {
+                TaskFailedException e = assertThrows(TaskFailedException.class, () -> h.get(Duration.ofSeconds(30)));
+                assertTrue(e.getMessage().contains("node 1 (hard affinity) is not alive"), e.getMessage());
+            }
+            release.countDown();
+            assertEquals(0, blocked0.get(Duration.ofSeconds(30)));
+            for (int i = 0; i < 4; i++) {
+                assertEquals(i, soft.get(i).get(Duration.ofSeconds(30)));
+            }
+            assertEquals(Map.of(0, 4L), perNode(c, "soft"));
+            assertEquals(Map.of(), perNode(c, "hard"));
+        }
+    }
+
     @Test
     void tasksRunWhereTheirLargeArgumentsAre() {
         try (Cluster c = TestClusters.start(4, spill)) {

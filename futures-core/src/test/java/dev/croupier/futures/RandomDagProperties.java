@@ -10,7 +10,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
+import java.util.function.UnaryOperator;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
@@ -96,6 +98,12 @@ class RandomDagProperties {
 
     /** Submits task i of the DAG; returns its refs. */
     static List<ObjectRef<Object>> submit(Cluster c, Dag dag, List<List<ObjectRef<Object>>> refs, int i) {
+        return submit(c, dag, refs, i, UnaryOperator.identity());
+    }
+
+    /** Submits task i of the DAG with {@code options} (say, its node); returns its refs. */
+    static List<ObjectRef<Object>> submit(Cluster c, Dag dag, List<List<ObjectRef<Object>>> refs, int i,
+                                          UnaryOperator<TaskBuilder<Object>> options) {
         TaskShape t = dag.tasks.get(i);
         Object[] args = new Object[3];
         for (int k = 0; k < t.inputs().length; k++) {
@@ -111,7 +119,7 @@ class RandomDagProperties {
             default -> c.task((Object a, Object b2, Object b3) -> body(i, returns, big, new Object[] {a, b2, b3}),
                     args[0], args[1], args[2]);
         };
-        b.name("t" + i).maxRetries(50);
+        options.apply(b.name("t" + i).maxRetries(50));
         return returns == 1 ? List.of(b.remote()) : b.<Object>numReturns(returns).remote();
     }
 
@@ -132,6 +140,53 @@ class RandomDagProperties {
             for (int i = 0; i < size; i++) {
                 for (int j = 0; j < expected[i].length; j++) {
                     assertEquals(expected[i][j], valueOf(refs.get(i).get(j).get(Duration.ofSeconds(60))), "t" + i + "." + j);
+                }
+            }
+            refs.forEach(l -> l.forEach(ObjectRef::release));
+            assertEquals(0, c.objectCount());
+        } finally {
+            assertNoFilesLeft(spill);
+        }
+    }
+
+    /**
+     * Tasks with and without a node, on one slot per node so that they wait for room at the
+     * owner: each runs once, gives the sequential answer, and those with hard affinity run on
+     * their node.
+     */
+    @Property(tries = 30)
+    void tasksWaitingForRoomRunOnceAndHardOnesWhereTheyMust(
+            @ForAll @IntRange(min = 1, max = 150) int size,
+            @ForAll long seed,
+            @ForAll @IntRange(min = 1, max = 4) int nodes,
+            @ForAll boolean serializing) throws IOException {
+        Dag dag = Dag.random(size, seed);
+        long[][] expected = dag.evaluate();
+        Random where = new Random(seed * 31);
+        Affinity[] affinity = new Affinity[size];
+        int[] node = new int[size];
+        Path spill = Files.createTempDirectory("croupier-dag");
+        try (Cluster c = TestClusters.small(nodes, spill).cpusPerNode(1).serializing(serializing).start()) {
+            List<List<ObjectRef<Object>>> refs = new ArrayList<>();
+            for (int i = 0; i < size; i++) {
+                int choice = where.nextInt(3);
+                affinity[i] = choice == 0 ? null : choice == 1 ? Affinity.SOFT : Affinity.HARD;
+                node[i] = where.nextInt(nodes);
+                int k = i;
+                refs.add(submit(c, dag, refs, i, b -> affinity[k] == null ? b : b.onNode(node[k], affinity[k])));
+            }
+            for (int i = 0; i < size; i++) {
+                for (int j = 0; j < expected[i].length; j++) {
+                    assertEquals(expected[i][j], valueOf(refs.get(i).get(j).get(Duration.ofSeconds(60))), "t" + i + "." + j);
+                }
+            }
+            Map<String, Map<Integer, Long>> ran = new java.util.HashMap<>();
+            c.stats().tasks().forEach(t -> ran.put(t.name(), t.tasksPerNode()));
+            for (int i = 0; i < size; i++) {
+                Map<Integer, Long> perNode = ran.get("t" + i);
+                assertEquals(1L, perNode.values().stream().mapToLong(Long::longValue).sum(), "t" + i + " ran " + perNode);
+                if (affinity[i] == Affinity.HARD) {
+                    assertEquals(Map.of(node[i], 1L), perNode, "t" + i + " has hard affinity to node " + node[i]);
                 }
             }
             refs.forEach(l -> l.forEach(ObjectRef::release));

@@ -1,21 +1,33 @@
 package dev.croupier.futures.internal;
 
+import dev.croupier.futures.Affinity;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 
 /**
  * The owner's view of one node incarnation: its id, CPU slots and address, whether the owner
- * still counts it alive, and the attempts dispatched to it that have not reported back.
+ * still counts it alive, the attempts dispatched to it that have not reported back, and the
+ * ready tasks that wait for room on it.
  *
  * <p>Design: the owner knows a node only through this link and its {@link Backend}; which
  * process, thread pool or network is behind it is the backend's business. The in-flight table
  * is the owner's truth about where an attempt runs: an outcome whose attempt is no longer in it
  * (the node was declared dead, or the attempt was cancelled) is stale and ignored, which is how
  * a late message from a node declared dead loses its power. A restarted node is a new link; a
- * reference to an old one (say, as an object's location) is simply dead. Thread-safe: the
- * table is guarded by the link's monitor.
+ * reference to an old one (say, as an object's location) is simply dead.
+ *
+ * <p>A node holds at most {@value #ATTEMPTS_PER_SLOT} attempts per CPU slot; the tasks that
+ * prefer it beyond that wait here, at the owner, in order: those that must run here (hard
+ * affinity) or whose arguments are here, and those that would rather (soft affinity), which a
+ * node with room and nothing of its own may take instead. A node's queue is then never longer
+ * than its next task per slot, so a slow node holds back at most that much work while others
+ * idle (docs/benchmarks.md, "Nodes take work as they have room").
+ *
+ * <p>Thread-safe: the tables are guarded by the link's monitor.
  */
 final class NodeLink {
 
@@ -23,7 +35,20 @@ final class NodeLink {
     final int cpus;
     /** Where the node's services are ({@code host:port}); a name for the embedded backend. */
     final String address;
+    /**
+     * Attempts a node holds per CPU slot: one running and the next queued behind it, so a slot
+     * never waits for a dispatch to cross the network.
+     */
+    static final int ATTEMPTS_PER_SLOT = 2;
+
     private final Map<Long, TaskSpec.Attempt> inFlight = new HashMap<>();
+    /** Ready tasks that run only here (hard affinity) or whose arguments are here, oldest first. */
+    private final ArrayDeque<TaskSpec.Ready> pinned = new ArrayDeque<>();
+    /** Ready tasks that prefer this node and may run elsewhere, oldest first. */
+    private final ArrayDeque<TaskSpec.Ready> preferring = new ArrayDeque<>();
+    /** {@code inFlight.size()} and {@code preferring.size()}, read without the monitor: the owner asks every node. */
+    private volatile int held;
+    private volatile int movable;
     private volatile boolean alive = true;
 
     NodeLink(int id, int cpus, String address) {
@@ -49,8 +74,73 @@ final class NodeLink {
     }
 
     /** Attempts in flight per CPU slot: the placement's measure of load. */
-    synchronized double load() {
-        return inFlight.size() / (double) cpus;
+    double load() {
+        return held / (double) cpus;
+    }
+
+    /** Whether the node is alive and holds fewer attempts than {@link #ATTEMPTS_PER_SLOT} per slot. */
+    boolean hasRoom() {
+        return alive && held < cpus * ATTEMPTS_PER_SLOT;
+    }
+
+    /**
+     * Queues a ready task that stays for this node ({@code pinned}: hard affinity, or its
+     * arguments are here) or prefers it; false if the node is dead, and the caller places the
+     * task again.
+     */
+    synchronized boolean await(TaskSpec.Ready ready, boolean pinned) {
+        if (!alive) {
+            return false;
+        }
+        (pinned ? this.pinned : preferring).add(ready);
+        movable = preferring.size();
+        return true;
+    }
+
+    /** The oldest task waiting for this node: pinned ones first, then, unless draining, the others. */
+    synchronized TaskSpec.Ready nextWaiting() {
+        TaskSpec.Ready next = pinned.poll();
+        if (next == null && !draining) {
+            next = preferring.poll();
+            movable = preferring.size();
+        }
+        return next;
+    }
+
+    /** How many waiting tasks another node may {@linkplain #steal take}. */
+    int stealable() {
+        return movable;
+    }
+
+    /** Takes the oldest waiting task that may run elsewhere and needs at most {@code cpus} slots; null if none. */
+    synchronized TaskSpec.Ready steal(int cpus) {
+        for (Iterator<TaskSpec.Ready> it = preferring.iterator(); it.hasNext(); ) {
+            TaskSpec.Ready ready = it.next();
+            if (ready.spec().cpus <= cpus) {
+                it.remove();
+                movable = preferring.size();
+                return ready;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Takes the waiting tasks to be placed again: all of them ({@code hardToo}, the node died)
+     * or all but those with hard affinity (it drains).
+     */
+    synchronized List<TaskSpec.Ready> takeWaiting(boolean hardToo) {
+        List<TaskSpec.Ready> taken = new ArrayList<>(preferring);
+        preferring.clear();
+        movable = 0;
+        for (Iterator<TaskSpec.Ready> it = pinned.iterator(); it.hasNext(); ) {
+            TaskSpec.Ready ready = it.next();
+            if (hardToo || ready.spec().affinity != Affinity.HARD) {
+                taken.add(ready);
+                it.remove();
+            }
+        }
+        return taken;
     }
 
     /** Records a dispatch; false if the node is dead. */
@@ -59,12 +149,15 @@ final class NodeLink {
             return false;
         }
         inFlight.put(attempt.id, attempt);
+        held = inFlight.size();
         return true;
     }
 
     /** Takes the attempt an outcome or a cancel names; null if stale. */
     synchronized TaskSpec.Attempt remove(long attemptId) {
-        return inFlight.remove(attemptId);
+        TaskSpec.Attempt attempt = inFlight.remove(attemptId);
+        held = inFlight.size();
+        return attempt;
     }
 
     /**
@@ -78,11 +171,8 @@ final class NodeLink {
         alive = false;
         List<TaskSpec.Attempt> lost = new ArrayList<>(inFlight.values());
         inFlight.clear();
+        held = 0;
         return lost;
-    }
-
-    synchronized int inFlight() {
-        return inFlight.size();
     }
 
     @Override

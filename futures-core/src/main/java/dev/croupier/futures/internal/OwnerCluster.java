@@ -35,6 +35,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
@@ -88,6 +89,8 @@ public final class OwnerCluster implements Cluster, Backend.Events {
     /** Per node incarnation lost, in order of detection: seconds from its loss to its detection. */
     private final CopyOnWriteArrayList<Double> detectionSeconds = new CopyOnWriteArrayList<>();
     private final Placement placement;
+    /** Ready tasks that prefer no node, oldest first, until a node has room ({@link #fill}). */
+    private final ConcurrentLinkedDeque<TaskSpec.Ready> unplaced = new ConcurrentLinkedDeque<>();
     private volatile boolean closed;
 
     /**
@@ -423,40 +426,129 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         }
     }
 
+    /**
+     * Places a ready task: on the node it prefers ({@link Placement#preferred}), else on any
+     * node, each as soon as that node has room ({@link NodeLink#hasRoom}); until then it waits
+     * at the owner, on its node's list or {@link #unplaced}.
+     */
     private void schedule(TaskSpec spec, int gen) {
-        while (true) {
-            NodeLink node = placement.place(spec);
-            if (node == null) {
-                String why = spec.affinity == Affinity.HARD && spec.affinityNode >= 0
-                        ? "node " + spec.affinityNode + " (hard affinity) is not alive"
-                        : spec.cpus > 1 && placement.leastLoaded() != null
-                        ? "no live node has " + spec.cpus + " cpus"
-                        : "no node is alive";
-                failSpec(spec, gen, TaskSpec.State.WAITING,
-                        new TaskFailedException(spec.name, spec.affinityNode, spec + " cannot run: " + why, null));
-                return;
+        TaskSpec.Ready ready = new TaskSpec.Ready(spec, gen);
+        boolean hard = spec.affinity == Affinity.HARD && spec.affinityNode >= 0;
+        NodeLink node = placement.preferred(spec);
+        if (hard ? node == null || !node.alive() || node.cpus < spec.cpus
+                : node == null && placement.leastLoaded(spec.cpus) == null) {
+            failUnplaceable(ready);
+            return;
+        }
+        if (node == null) {
+            unplaced.add(ready);
+            // the least loaded node has room if any has; one that frees a slot later takes it itself
+            NodeLink least = placement.leastLoaded(spec.cpus);
+            if (least != null) {
+                fill(least);
             }
-            TaskSpec.Attempt attempt = new TaskSpec.Attempt(nextAttempt.incrementAndGet(), spec, node);
-            synchronized (spec) {
-                if (spec.generation != gen || spec.state != TaskSpec.State.WAITING) {
-                    return;
+            return;
+        }
+        if (!node.await(ready, hard)) {
+            schedule(spec, gen); // it died since: placed elsewhere, or failed if it had to be there
+            return;
+        }
+        fill(node);
+        if (!hard && node.stealable() > 0) {
+            for (NodeLink other : nodes) {
+                if (other != node && other.hasRoom()) {
+                    fill(other);
                 }
-                spec.state = TaskSpec.State.DISPATCHED;
-                spec.current = attempt;
-            }
-            attempt.call = call(attempt);
-            if (node.add(attempt)) {
-                backend.dispatch(node, attempt.call);
-                return;
-            }
-            synchronized (spec) {
-                if (spec.current != attempt || spec.state != TaskSpec.State.DISPATCHED) {
-                    return;
-                }
-                spec.state = TaskSpec.State.WAITING;
-                spec.current = null;
             }
         }
+    }
+
+    /** Fails a ready task no live node can run, naming why. */
+    private void failUnplaceable(TaskSpec.Ready ready) {
+        TaskSpec spec = ready.spec();
+        String why = spec.affinity == Affinity.HARD && spec.affinityNode >= 0
+                ? "node " + spec.affinityNode + " (hard affinity) is not alive"
+                : spec.cpus > 1 && placement.leastLoaded() != null
+                ? "no live node has " + spec.cpus + " cpus"
+                : "no node is alive";
+        failSpec(spec, ready.generation(), TaskSpec.State.WAITING,
+                new TaskFailedException(spec.name, spec.affinityNode, spec + " cannot run: " + why, null));
+    }
+
+    /**
+     * Dispatches waiting tasks to {@code node} while it has room: those that wait for it, then
+     * those that wait for any node, then those that would rather run on a busier node.
+     */
+    private void fill(NodeLink node) {
+        while (node.hasRoom()) {
+            TaskSpec.Ready next = node.nextWaiting();
+            if (next == null && node.placeable()) {
+                next = unplaced.poll();
+                if (next != null && next.spec().cpus > node.cpus) {
+                    unplaced.offerFirst(next); // a node with the slots takes it
+                    next = null;
+                }
+                if (next == null) {
+                    next = stealFor(node);
+                }
+            }
+            if (next == null) {
+                return;
+            }
+            dispatch(next, node);
+        }
+    }
+
+    /**
+     * The oldest movable task of the node with the most of them waiting, if it fits
+     * {@code thief}. A task found to have its arguments on its node is not moved but kept there
+     * (found at most once each), as {@code docs/architecture.md} says under "Room".
+     */
+    private TaskSpec.Ready stealFor(NodeLink thief) {
+        while (true) {
+            NodeLink victim = null;
+            int most = 0;
+            for (NodeLink n : nodes) {
+                int waiting = n == thief ? 0 : n.stealable();
+                if (waiting > most) {
+                    victim = n;
+                    most = waiting;
+                }
+            }
+            TaskSpec.Ready ready = victim == null ? null : victim.steal(thief.cpus);
+            if (ready == null || !placement.holdsArguments(ready.spec(), victim)) {
+                return ready;
+            }
+            if (!victim.await(ready, true)) {
+                schedule(ready.spec(), ready.generation());
+            }
+        }
+    }
+
+    /** Sends a ready task to {@code node}, unless it was cancelled or resubmitted since; placed again if the node died. */
+    private void dispatch(TaskSpec.Ready ready, NodeLink node) {
+        TaskSpec spec = ready.spec();
+        TaskSpec.Attempt attempt = new TaskSpec.Attempt(nextAttempt.incrementAndGet(), spec, node);
+        synchronized (spec) {
+            if (spec.generation != ready.generation() || spec.state != TaskSpec.State.WAITING) {
+                return;
+            }
+            spec.state = TaskSpec.State.DISPATCHED;
+            spec.current = attempt;
+        }
+        attempt.call = call(attempt);
+        if (node.add(attempt)) {
+            backend.dispatch(node, attempt.call);
+            return;
+        }
+        synchronized (spec) {
+            if (spec.current != attempt || spec.state != TaskSpec.State.DISPATCHED) {
+                return;
+            }
+            spec.state = TaskSpec.State.WAITING;
+            spec.current = null;
+        }
+        schedule(spec, ready.generation());
     }
 
     /** The attempt in protocol form: ids, payloads, and the argument locations known now. */
@@ -499,6 +591,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         if (attempt == null) {
             return; // the node was declared dead, or the attempt cancelled
         }
+        fill(node);
         TaskSpec spec = attempt.spec;
         stats.record(spec.name, node.id, outcome.kind() == AttemptOutcome.Kind.FAILED, outcome.queueNanos(),
                 outcome.wallNanos(), outcome.cpuNanos(), outcome.bytesIn(), outcome.bytesOut());
@@ -532,6 +625,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         if (closed) {
             return;
         }
+        NodeLink link;
         synchronized (nodes) {
             int id = nodes.size();
             for (NodeLink n : nodes) {
@@ -542,13 +636,14 @@ public final class OwnerCluster implements Cluster, Backend.Events {
                     id = n.id; // a new incarnation at a lost node's address takes its id
                 }
             }
-            NodeLink link = connect.apply(id);
+            link = connect.apply(id);
             if (id == nodes.size()) {
                 nodes.add(link);
             } else {
                 nodes.set(id, link);
             }
         }
+        fill(link);
     }
 
     @Override
@@ -559,6 +654,9 @@ public final class OwnerCluster implements Cluster, Backend.Events {
     @Override
     public void nodeDraining(NodeLink node) {
         node.drain();
+        for (TaskSpec.Ready ready : node.takeWaiting(false)) {
+            schedule(ready.spec(), ready.generation());
+        }
     }
 
     /**
@@ -593,6 +691,15 @@ public final class OwnerCluster implements Cluster, Backend.Events {
                 releaseDeps(spec);
                 failOutputs(spec, new TaskFailedException(spec.name, node.id, node + " died while running "
                         + spec + ", which has used its " + spec.maxRetries + " retries", null));
+            }
+        }
+        for (TaskSpec.Ready ready : node.takeWaiting(true)) {
+            schedule(ready.spec(), ready.generation());
+        }
+        // a task that waits for any node fails once no live node can run it
+        for (TaskSpec.Ready ready : unplaced) {
+            if (placement.leastLoaded(ready.spec().cpus) == null && unplaced.remove(ready)) {
+                failUnplaceable(ready);
             }
         }
     }
@@ -906,6 +1013,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         }
         if (current != null && current.node.remove(current.id) != null) {
             backend.cancel(current.node, current.id);
+            fill(current.node);
         }
         releaseDeps(spec);
         failOutputs(spec, new TaskCancelledException(spec + " was cancelled"));
@@ -933,16 +1041,19 @@ public final class OwnerCluster implements Cluster, Backend.Events {
             }
             nodes.set(nodeId, backend.startNode(nodeId));
         }
+        fill(nodes.get(nodeId));
     }
 
     @Override
     public int addNode() {
         ensureOpen();
+        int id;
         synchronized (nodes) {
-            int id = nodes.size();
+            id = nodes.size();
             nodes.add(backend.startNode(id));
-            return id;
         }
+        fill(nodes.get(id));
+        return id;
     }
 
     private NodeLink node(int nodeId) {
@@ -1018,6 +1129,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
             n.die();
         }
         backend.close();
+        unplaced.clear();
         CroupierException gone = new CroupierException(ErrorCode.CLOSED, "the cluster was closed");
         table.forEach(e -> Trampoline.runAll(e.markFailed(gone, completionSeq.incrementAndGet())));
         table.clear();

@@ -7,9 +7,10 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Chooses the node of a task whose arguments are ready. Reads node loads and object locations
- * without locking them together: a placement may be slightly stale, never wrong (a dead choice
- * is retried by the caller). Thread-safe.
+ * Chooses the node of a task whose arguments are ready: the one it prefers, if any, else the
+ * least loaded. Reads node loads and object locations without locking them together: a
+ * placement may be slightly stale, never wrong (a dead choice is retried by the caller).
+ * Thread-safe.
  */
 final class Placement {
 
@@ -24,44 +25,58 @@ final class Placement {
     }
 
     /**
-     * Placement: hard affinity, then soft affinity, then the node holding the most argument
-     * bytes (only when that is at least one store-sized object: moving small values is cheaper
-     * than piling work onto one node), then the least loaded node; always a node with the CPU
-     * slots the task asks for (nodes started by hand may have fewer), where it would otherwise
-     * wait in the node's queue forever. Null when there is none.
+     * The node a ready task waits for, or null when any node will do: its affinity node (with
+     * hard affinity whether alive or not, and the caller fails it if not; with soft affinity if
+     * it takes work and has the CPU slots the task asks for), else the node holding the most
+     * argument bytes (only when that is at least one store-sized object: moving small values is
+     * cheaper than piling work onto one node).
      */
-    NodeLink place(TaskSpec spec) {
+    NodeLink preferred(TaskSpec spec) {
         if (spec.affinityNode >= 0) {
             NodeLink n = spec.affinityNode < nodes.size() ? nodes.get(spec.affinityNode) : null;
-            // a draining node still takes what must run there; it may finish before it stops
-            if (n != null && n.cpus >= spec.cpus && (spec.affinity == Affinity.HARD ? n.alive() : n.placeable())) {
+            if (spec.affinity == Affinity.HARD) {
                 return n;
             }
-            if (spec.affinity == Affinity.HARD) {
-                return null;
+            if (n != null && n.cpus >= spec.cpus && n.placeable()) {
+                return n;
             }
         }
-        if (spec.deps.length > 0) {
-            Map<NodeLink, Long> bytes = new HashMap<>();
-            for (OwnedObject dep : spec.deps) {
-                dep.addSizeTo(bytes);
+        if (spec.deps.length == 0) {
+            return null;
+        }
+        Map<NodeLink, Long> bytes = new HashMap<>();
+        for (OwnedObject dep : spec.deps) {
+            dep.addSizeTo(bytes);
+        }
+        NodeLink best = null;
+        long bestBytes = Math.max(1, smallObjectBytes) - 1;
+        for (Map.Entry<NodeLink, Long> e : bytes.entrySet()) {
+            if (e.getKey().cpus < spec.cpus || !e.getKey().placeable()) {
+                continue;
             }
-            NodeLink best = null;
-            long bestBytes = Math.max(1, smallObjectBytes) - 1;
-            for (Map.Entry<NodeLink, Long> e : bytes.entrySet()) {
-                if (e.getKey().cpus < spec.cpus) {
-                    continue;
-                }
-                if (e.getValue() > bestBytes || e.getValue() == bestBytes && best != null && e.getKey().load() < best.load()) {
-                    best = e.getKey();
-                    bestBytes = e.getValue();
-                }
-            }
-            if (best != null) {
-                return best;
+            if (e.getValue() > bestBytes || e.getValue() == bestBytes && best != null && e.getKey().load() < best.load()) {
+                best = e.getKey();
+                bestBytes = e.getValue();
             }
         }
-        return leastLoaded(spec.cpus);
+        return best;
+    }
+
+    /**
+     * Whether {@code node} holds at least one store-sized object of the task's arguments, the
+     * measure {@link #preferred} uses: moving the task would move them.
+     */
+    boolean holdsArguments(TaskSpec spec, NodeLink node) {
+        long bytes = 0;
+        for (OwnedObject dep : spec.deps) {
+            if (dep.isLocatedOn(node)) {
+                bytes += dep.size();
+                if (bytes >= Math.max(1, smallObjectBytes)) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /** The least loaded node that takes work, or null. */
@@ -69,7 +84,8 @@ final class Placement {
         return leastLoaded(1);
     }
 
-    private NodeLink leastLoaded(int cpus) {
+    /** The least loaded node that takes work and has {@code cpus} CPU slots, or null. */
+    NodeLink leastLoaded(int cpus) {
         int size = nodes.size();
         int start = Math.floorMod(roundRobin.getAndIncrement(), size);
         NodeLink best = null;
