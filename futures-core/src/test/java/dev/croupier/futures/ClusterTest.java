@@ -586,6 +586,16 @@ class ClusterTest {
         }).name("blocker").onNode(node, Affinity.HARD).remote();
     }
 
+    /** Tasks 0..n-1 named {@code name} on {@code node}, each returning its number. */
+    private static List<ObjectRef<Integer>> numbered(Cluster c, int n, String name, int node, Affinity affinity) {
+        List<ObjectRef<Integer>> refs = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            int v = i;
+            refs.add(c.task(() -> v).name(name).onNode(node, affinity).remote());
+        }
+        return refs;
+    }
+
     @Test
     void aBusyNodesSoftWorkRunsOnANodeWithRoomAndItsHardWorkWaits() throws Exception {
         try (Cluster c = TestClusters.small(2, spill).cpusPerNode(1).start()) {
@@ -593,16 +603,8 @@ class ClusterTest {
             CountDownLatch release = new CountDownLatch(1);
             ObjectRef<Integer> blocked = blocker(c, 0, started, release);
             assertTrue(started.await(10, TimeUnit.SECONDS));
-            List<ObjectRef<Integer>> soft = new ArrayList<>();
-            for (int i = 0; i < 6; i++) {
-                int v = i;
-                soft.add(c.task(() -> v).name("soft").onNode(0, Affinity.SOFT).remote());
-            }
-            List<ObjectRef<Integer>> hard = new ArrayList<>();
-            for (int i = 0; i < 3; i++) {
-                int v = i;
-                hard.add(c.task(() -> v).name("hard").onNode(0, Affinity.HARD).remote());
-            }
+            List<ObjectRef<Integer>> soft = numbered(c, 6, "soft", 0, Affinity.SOFT);
+            List<ObjectRef<Integer>> hard = numbered(c, 3, "hard", 0, Affinity.HARD);
             // Node 0 holds its blocked task and the next one queued behind it; the other five
             // run on node 1 while node 0 is still blocked.
             for (int i = 1; i < 6; i++) {
@@ -636,11 +638,7 @@ class ClusterTest {
             }
             // Submitted after them, these are moved to node 1 and run while node 0 is blocked;
             // a node with room takes the oldest movable task, so the ones above are not.
-            List<ObjectRef<Integer>> movable = new ArrayList<>();
-            for (int i = 0; i < 3; i++) {
-                int v = i;
-                movable.add(c.task(() -> v).name("movable").onNode(0, Affinity.SOFT).remote());
-            }
+            List<ObjectRef<Integer>> movable = numbered(c, 3, "movable", 0, Affinity.SOFT);
             for (int i = 0; i < 3; i++) {
                 assertEquals(i, movable.get(i).get(Duration.ofSeconds(30)));
             }
@@ -663,15 +661,8 @@ class ClusterTest {
             ObjectRef<Integer> blocked0 = blocker(c, 0, started, release);
             blocker(c, 1, started, new CountDownLatch(1)); // killed with its node
             assertTrue(started.await(10, TimeUnit.SECONDS));
-            List<ObjectRef<Integer>> soft = new ArrayList<>();
-            for (int i = 0; i < 4; i++) {
-                int v = i;
-                soft.add(c.task(() -> v).name("soft").onNode(1, Affinity.SOFT).remote());
-            }
-            List<ObjectRef<Integer>> hard = new ArrayList<>();
-            for (int i = 0; i < 2; i++) {
-                hard.add(c.task(() -> 1).name("hard").onNode(1, Affinity.HARD).remote());
-            }
+            List<ObjectRef<Integer>> soft = numbered(c, 4, "soft", 1, Affinity.SOFT);
+            List<ObjectRef<Integer>> hard = numbered(c, 2, "hard", 1, Affinity.HARD);
             c.killNode(1);
             for (ObjectRef<Integer> h : hard) {
                 TaskFailedException e = assertThrows(TaskFailedException.class, () -> h.get(Duration.ofSeconds(30)));

@@ -123,6 +123,15 @@ class RandomDagProperties {
         return returns == 1 ? List.of(b.remote()) : b.<Object>numReturns(returns).remote();
     }
 
+    /** Every output of the DAG has its sequential value. */
+    private static void assertSequentialAnswer(long[][] expected, List<List<ObjectRef<Object>>> refs) {
+        for (int i = 0; i < expected.length; i++) {
+            for (int j = 0; j < expected[i].length; j++) {
+                assertEquals(expected[i][j], valueOf(refs.get(i).get(j).get(Duration.ofSeconds(60))), "t" + i + "." + j);
+            }
+        }
+    }
+
     @Property(tries = 40)
     void anyDagGivesTheSequentialAnswer(
             @ForAll @IntRange(min = 1, max = 200) int size,
@@ -137,11 +146,7 @@ class RandomDagProperties {
             for (int i = 0; i < size; i++) {
                 refs.add(submit(c, dag, refs, i));
             }
-            for (int i = 0; i < size; i++) {
-                for (int j = 0; j < expected[i].length; j++) {
-                    assertEquals(expected[i][j], valueOf(refs.get(i).get(j).get(Duration.ofSeconds(60))), "t" + i + "." + j);
-                }
-            }
+            assertSequentialAnswer(expected, refs);
             refs.forEach(l -> l.forEach(ObjectRef::release));
             assertEquals(0, c.objectCount());
         } finally {
@@ -175,11 +180,7 @@ class RandomDagProperties {
                 int k = i;
                 refs.add(submit(c, dag, refs, i, b -> affinity[k] == null ? b : b.onNode(node[k], affinity[k])));
             }
-            for (int i = 0; i < size; i++) {
-                for (int j = 0; j < expected[i].length; j++) {
-                    assertEquals(expected[i][j], valueOf(refs.get(i).get(j).get(Duration.ofSeconds(60))), "t" + i + "." + j);
-                }
-            }
+            assertSequentialAnswer(expected, refs);
             Map<String, Map<Integer, Long>> ran = new java.util.HashMap<>();
             c.stats().tasks().forEach(t -> ran.put(t.name(), t.tasksPerNode()));
             for (int i = 0; i < size; i++) {
