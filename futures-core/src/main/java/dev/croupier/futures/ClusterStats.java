@@ -11,8 +11,11 @@ import java.util.Map;
  * @param tasks one row per task name, in order of first submission
  * @param nodes one row per node id
  * @param failures what node losses and failed attempts cost so far
+ * @param tasksWaitingForAnyNode ready tasks that prefer no node, waiting at the driver until
+ *     one has room (a node holds two attempts per CPU slot; the rest wait at the driver)
  */
-public record ClusterStats(List<TaskStats> tasks, List<NodeStats> nodes, Failures failures) {
+public record ClusterStats(List<TaskStats> tasks, List<NodeStats> nodes, Failures failures,
+                           long tasksWaitingForAnyNode) {
 
     public ClusterStats {
         tasks = List.copyOf(tasks);
@@ -64,7 +67,11 @@ public record ClusterStats(List<TaskStats> tasks, List<NodeStats> nodes, Failure
         }
     }
 
-    /** One node: whether it is alive, what it ran, what its object store holds. */
+    /**
+     * One node: whether it is alive, what it ran, what its object store holds, and how many
+     * ready tasks wait at the driver for room on it ({@code tasksWaiting}: those with affinity
+     * to it, or whose arguments are there).
+     */
     public record NodeStats(
             int nodeId,
             boolean alive,
@@ -73,7 +80,8 @@ public record ClusterStats(List<TaskStats> tasks, List<NodeStats> nodes, Failure
             long bytesInMemory,
             long bytesSpilled,
             long bytesRestored,
-            long bytesFetched) {}
+            long bytesFetched,
+            long tasksWaiting) {}
 
     /** Total executions of all task names. */
     public long totalTasks() {
@@ -94,14 +102,15 @@ public record ClusterStats(List<TaskStats> tasks, List<NodeStats> nodes, Failure
                     t.meanQueueNanos() / 1e6, bytes(t.bytesIn()), bytes(t.bytesOut()),
                     new java.util.TreeMap<>(t.tasksPerNode())));
         }
-        out.append(String.format(Locale.ROOT, "%n%-6s %6s %10s %9s %10s %10s %10s %10s%n",
-                "node", "alive", "tasks", "objects", "memory", "spilled", "restored", "fetched"));
+        out.append(String.format(Locale.ROOT, "%n%-6s %6s %10s %9s %10s %10s %10s %10s %8s%n",
+                "node", "alive", "tasks", "objects", "memory", "spilled", "restored", "fetched", "waiting"));
         for (NodeStats n : nodes) {
-            out.append(String.format(Locale.ROOT, "%-6d %6s %10d %9d %10s %10s %10s %10s%n",
+            out.append(String.format(Locale.ROOT, "%-6d %6s %10d %9d %10s %10s %10s %10s %8d%n",
                     n.nodeId(), n.alive() ? "yes" : "no", n.tasksRun(), n.objects(),
                     bytes(n.bytesInMemory()), bytes(n.bytesSpilled()), bytes(n.bytesRestored()),
-                    bytes(n.bytesFetched())));
+                    bytes(n.bytesFetched()), n.tasksWaiting()));
         }
+        out.append(String.format(Locale.ROOT, "tasks waiting for any node %d%n", tasksWaitingForAnyNode));
         out.append(String.format(Locale.ROOT, "%nretried tasks %d, rebuilt objects %d, nodes lost %d, detection (s) %s%n",
                 failures.retriedTasks(), failures.rebuiltObjects(), failures.nodesLost(),
                 failures.detectionSeconds()));

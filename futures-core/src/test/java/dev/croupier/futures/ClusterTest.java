@@ -612,6 +612,9 @@ class ClusterTest {
             }
             assertEquals(Map.of(1, 5L), perNode(c, "soft"));
             assertEquals(Map.of(), perNode(c, "hard"));
+            ClusterStats waiting = c.stats();
+            assertEquals(List.of(3L, 0L), waiting.nodes().stream().map(ClusterStats.NodeStats::tasksWaiting).toList(),
+                    "the hard ones wait at the driver for node 0");
             release.countDown();
             assertEquals(0, blocked.get(Duration.ofSeconds(30)));
             assertEquals(0, soft.getFirst().get(Duration.ofSeconds(30)));
@@ -620,6 +623,31 @@ class ClusterTest {
             }
             assertEquals(Map.of(0, 1L, 1, 5L), perNode(c, "soft"));
             assertEquals(Map.of(0, 3L), perNode(c, "hard"));
+            assertEquals(List.of(0L, 0L), c.stats().nodes().stream().map(ClusterStats.NodeStats::tasksWaiting).toList());
+        }
+    }
+
+    @Test
+    void tasksWaitingForAnyNodeAreCountedUntilANodeHasRoom() throws Exception {
+        try (Cluster c = TestClusters.small(1, spill).cpusPerNode(1).start()) {
+            CountDownLatch started = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            ObjectRef<Integer> blocked = blocker(c, 0, started, release);
+            assertTrue(started.await(10, TimeUnit.SECONDS));
+            List<ObjectRef<Integer>> anywhere = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                int v = i;
+                anywhere.add(c.task(() -> v).name("anywhere").remote());
+            }
+            // the node holds its blocked task and the first of these; three wait at the driver
+            assertEquals(3, c.stats().tasksWaitingForAnyNode());
+            assertTrue(c.stats().toString().contains("tasks waiting for any node 3"), c.stats().toString());
+            release.countDown();
+            assertEquals(0, blocked.get(Duration.ofSeconds(30)));
+            for (int i = 0; i < 4; i++) {
+                assertEquals(i, anywhere.get(i).get(Duration.ofSeconds(30)));
+            }
+            assertEquals(0, c.stats().tasksWaitingForAnyNode());
         }
     }
 

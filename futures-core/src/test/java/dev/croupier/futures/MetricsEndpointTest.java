@@ -51,6 +51,8 @@ class MetricsEndpointTest {
             assertEquals(0, (long) value(text, "croupier_tasks_retried_total{node=\"driver\",task=\"inc\"}"), text);
             assertEquals(0, (long) value(text, "croupier_objects_rebuilt_total{node=\"driver\"}"), text);
             assertTrue(value(text, "croupier_store_used_bytes{node=\"1\"}") >= 0, text);
+            assertEquals(0, (long) value(text, "croupier_tasks_waiting{node=\"1\"}"), text);
+            assertEquals(0, (long) value(text, "croupier_tasks_waiting{node=\"any\"}"), text);
         }
     }
 

@@ -239,7 +239,7 @@ final class EmbeddedBackend implements Backend {
         }
         return new ClusterStats.NodeStats(node.id, node.alive(), tasksRun, objects,
                 m == null ? 0 : m.bytesInMemory(), m == null ? 0 : m.bytesSpilled(),
-                m == null ? 0 : m.bytesRestored(), fetched);
+                m == null ? 0 : m.bytesRestored(), fetched, node.waiting());
     }
 
     @Override

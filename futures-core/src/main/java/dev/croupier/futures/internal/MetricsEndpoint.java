@@ -84,6 +84,12 @@ public final class MetricsEndpoint implements AutoCloseable {
                 NODE, (s, row) -> s.nodes().forEach(n -> row.add(n.bytesRestored(), Integer.toString(n.nodeId()))));
         family(registry, stats, true, "croupier_fetched_bytes", "object bytes the node copied from other nodes", NODE,
                 (s, row) -> s.nodes().forEach(n -> row.add(n.bytesFetched(), Integer.toString(n.nodeId()))));
+        family(registry, stats, false, "croupier_tasks_waiting",
+                "ready tasks waiting at the driver for room on the node (node=\"any\": on any node)", NODE,
+                (s, row) -> {
+                    s.nodes().forEach(n -> row.add(n.tasksWaiting(), Integer.toString(n.nodeId())));
+                    row.add(s.tasksWaitingForAnyNode(), "any");
+                });
         return start(registry, bind, port);
     }
 

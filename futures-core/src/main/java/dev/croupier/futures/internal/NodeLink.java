@@ -107,6 +107,11 @@ final class NodeLink {
         return next;
     }
 
+    /** How many ready tasks wait for room here. */
+    synchronized int waiting() {
+        return pinned.size() + preferring.size();
+    }
+
     /** How many waiting tasks another node may {@linkplain #steal take}. */
     int stealable() {
         return movable;

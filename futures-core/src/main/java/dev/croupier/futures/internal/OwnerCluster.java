@@ -1113,7 +1113,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
             nodeStats.add(backend.stats(n));
         }
         return new ClusterStats(stats.snapshot(), nodeStats, new ClusterStats.Failures(retriedTasks.get(),
-                rebuiltObjects.get(), detectionSeconds.size(), List.copyOf(detectionSeconds)));
+                rebuiltObjects.get(), detectionSeconds.size(), List.copyOf(detectionSeconds)), unplaced.size());
     }
 
     @Override

@@ -654,16 +654,16 @@ final class ProcessBackend implements Backend {
     @Override
     public ClusterStats.NodeStats stats(NodeLink node) {
         if (!node.alive()) {
-            return new ClusterStats.NodeStats(node.id, false, 0, 0, 0, 0, 0, 0);
+            return new ClusterStats.NodeStats(node.id, false, 0, 0, 0, 0, 0, 0, node.waiting());
         }
         try {
             StatsReply r = ControlGrpc.newBlockingStub(channels.channel(node.address))
                     .withDeadlineAfter(CALL_DEADLINE_MILLIS, TimeUnit.MILLISECONDS)
                     .stats(StatsRequest.getDefaultInstance());
             return new ClusterStats.NodeStats(node.id, true, r.getTasksRun(), r.getObjects(), r.getStoreUsed(),
-                    r.getBytesSpilled(), r.getBytesRestored(), r.getBytesFetched());
+                    r.getBytesSpilled(), r.getBytesRestored(), r.getBytesFetched(), node.waiting());
         } catch (StatusRuntimeException e) {
-            return new ClusterStats.NodeStats(node.id, node.alive(), 0, 0, 0, 0, 0, 0);
+            return new ClusterStats.NodeStats(node.id, node.alive(), 0, 0, 0, 0, 0, 0, node.waiting());
         }
     }
 

@@ -250,7 +250,7 @@ final class SimulatedBackend implements Backend {
     public ClusterStats.NodeStats stats(NodeLink link) {
         SimNode node = byLink.get(link);
         return new ClusterStats.NodeStats(link.id, link.alive(), node == null ? 0 : node.tasksRun.get(),
-                node == null ? 0 : node.held.size(), 0, 0, 0, 0);
+                node == null ? 0 : node.held.size(), 0, 0, 0, 0, link.waiting());
     }
 
     @Override
