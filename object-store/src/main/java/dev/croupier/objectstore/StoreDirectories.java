@@ -6,7 +6,9 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.DirectoryStream;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
@@ -216,7 +218,17 @@ final class StoreDirectories implements AutoCloseable {
     private static Locked lock(String storeName, Path dir) throws IOException {
         long deadline = System.nanoTime() + PROBE_WAIT_MILLIS * 1_000_000L;
         while (true) {
-            Files.createDirectories(dir);
+            try {
+                Files.createDirectories(dir);
+            } catch (FileAlreadyExistsException raced) {
+                // The JDK found the name taken, then no directory there: a reclaim deleted the
+                // directory between its two looks. Only something other than a directory in
+                // the way is an error.
+                if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS) && !Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+                    throw raced;
+                }
+                continue;
+            }
             FileChannel channel;
             try {
                 channel = FileChannel.open(dir.resolve(LOCK_FILE), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
