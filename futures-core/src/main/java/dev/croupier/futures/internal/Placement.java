@@ -51,7 +51,7 @@ final class Placement {
         NodeLink best = null;
         long bestBytes = Math.max(1, smallObjectBytes) - 1;
         for (Map.Entry<NodeLink, Long> e : bytes.entrySet()) {
-            if (e.getKey().cpus < spec.cpus || !e.getKey().placeable()) {
+            if (e.getKey().cpus < spec.cpus) {
                 continue;
             }
             if (e.getValue() > bestBytes || e.getValue() == bestBytes && best != null && e.getKey().load() < best.load()) {
