@@ -628,6 +628,30 @@ class ClusterTest {
     }
 
     @Test
+    void tasksWaitingAtTheDriverRunInTheOrderTheyBecameReady() throws Exception {
+        try (Cluster c = TestClusters.small(1, spill).cpusPerNode(1).start()) {
+            CountDownLatch started = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            ObjectRef<Integer> blocked = blocker(c, 0, started, release);
+            assertTrue(started.await(10, TimeUnit.SECONDS));
+            java.util.Queue<String> ran = new java.util.concurrent.ConcurrentLinkedQueue<>();
+            // the first is queued on the node behind the blocked task; the rest wait at the driver
+            List<ObjectRef<Boolean>> refs = new ArrayList<>();
+            for (String name : List.of("soft-1", "soft-2", "any-3", "hard-4", "any-5", "soft-6")) {
+                TaskBuilder<Boolean> task = c.task(() -> ran.add(name)).name(name);
+                refs.add(name.startsWith("any") ? task.remote()
+                        : task.onNode(0, name.startsWith("hard") ? Affinity.HARD : Affinity.SOFT).remote());
+            }
+            release.countDown();
+            assertEquals(0, blocked.get(Duration.ofSeconds(30)));
+            for (ObjectRef<Boolean> r : refs) {
+                assertTrue(r.get(Duration.ofSeconds(30)));
+            }
+            assertEquals(List.of("soft-1", "soft-2", "any-3", "hard-4", "any-5", "soft-6"), List.copyOf(ran));
+        }
+    }
+
+    @Test
     void tasksWaitingForAnyNodeAreCountedUntilANodeHasRoom() throws Exception {
         try (Cluster c = TestClusters.small(1, spill).cpusPerNode(1).start()) {
             CountDownLatch started = new CountDownLatch(1);

@@ -97,14 +97,24 @@ final class NodeLink {
         return true;
     }
 
-    /** The oldest task waiting for this node: pinned ones first, then, unless draining, the others. */
-    synchronized TaskSpec.Ready nextWaiting() {
-        TaskSpec.Ready next = pinned.poll();
-        if (next == null && !draining) {
-            next = preferring.poll();
+    /**
+     * Takes the oldest task waiting for this node (of those that may run elsewhere, none while
+     * it drains), unless {@code other} became ready before it; null if none is taken.
+     */
+    synchronized TaskSpec.Ready nextWaiting(TaskSpec.Ready other) {
+        TaskSpec.Ready mustRun = pinned.peek();
+        TaskSpec.Ready mayRun = draining ? null : preferring.peek();
+        TaskSpec.Ready oldest = mayRun == null || mustRun != null && mustRun.seq() < mayRun.seq() ? mustRun : mayRun;
+        if (oldest == null || other != null && other.seq() < oldest.seq()) {
+            return null;
+        }
+        if (oldest == mustRun) {
+            pinned.poll();
+        } else {
+            preferring.poll();
             movable = preferring.size();
         }
-        return next;
+        return oldest;
     }
 
     /** How many ready tasks wait for room here. */

@@ -35,7 +35,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
@@ -90,7 +90,9 @@ public final class OwnerCluster implements Cluster, Backend.Events {
     private final CopyOnWriteArrayList<Double> detectionSeconds = new CopyOnWriteArrayList<>();
     private final Placement placement;
     /** Ready tasks that prefer no node, oldest first, until a node has room ({@link #fill}). */
-    private final ConcurrentLinkedDeque<TaskSpec.Ready> unplaced = new ConcurrentLinkedDeque<>();
+    private final ConcurrentLinkedQueue<TaskSpec.Ready> unplaced = new ConcurrentLinkedQueue<>();
+    /** Orders ready tasks across the waiting lists ({@link TaskSpec.Ready#seq}). */
+    private final AtomicLong readySeq = new AtomicLong();
     private volatile boolean closed;
 
     /**
@@ -432,7 +434,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
      * at the owner, on its node's list or {@link #unplaced}.
      */
     private void schedule(TaskSpec spec, int gen) {
-        TaskSpec.Ready ready = new TaskSpec.Ready(spec, gen);
+        TaskSpec.Ready ready = new TaskSpec.Ready(spec, gen, readySeq.incrementAndGet());
         boolean hard = spec.affinity == Affinity.HARD && spec.affinityNode >= 0;
         NodeLink node = placement.preferred(spec);
         if (hard ? node == null || !node.alive() || node.cpus < spec.cpus
@@ -476,21 +478,25 @@ public final class OwnerCluster implements Cluster, Backend.Events {
     }
 
     /**
-     * Dispatches waiting tasks to {@code node} while it has room: those that wait for it, then
-     * those that wait for any node, then those that would rather run on a busier node.
+     * Dispatches waiting tasks to {@code node} while it has room: the oldest of those that wait
+     * for it and those that wait for any node, then those that would rather run on a busier
+     * node.
      */
     private void fill(NodeLink node) {
         while (node.hasRoom()) {
-            TaskSpec.Ready next = node.nextWaiting();
+            TaskSpec.Ready any = node.placeable() ? unplaced.peek() : null;
+            if (any != null && any.spec().cpus > node.cpus) {
+                any = null; // a node with the slots takes it
+            }
+            TaskSpec.Ready next = node.nextWaiting(any);
+            if (next == null && any != null) {
+                if (!unplaced.remove(any)) {
+                    continue; // another node took it: look again
+                }
+                next = any;
+            }
             if (next == null && node.placeable()) {
-                next = unplaced.poll();
-                if (next != null && next.spec().cpus > node.cpus) {
-                    unplaced.offerFirst(next); // a node with the slots takes it
-                    next = null;
-                }
-                if (next == null) {
-                    next = stealFor(node);
-                }
+                next = stealFor(node);
             }
             if (next == null) {
                 return;

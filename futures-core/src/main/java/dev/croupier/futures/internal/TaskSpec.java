@@ -77,8 +77,11 @@ final class TaskSpec {
         return state == State.DONE || state == State.FAILED || state == State.CANCELLED;
     }
 
-    /** A spec ready to run in its {@code generation}, waiting for a node with room. */
-    record Ready(TaskSpec spec, int generation) {}
+    /**
+     * A spec ready to run in its {@code generation}, waiting for a node with room; {@code seq}
+     * orders the waiting tasks by when they became ready.
+     */
+    record Ready(TaskSpec spec, int generation, long seq) {}
 
     /** One execution of a spec on one node; its id names it in the node protocol. */
     static final class Attempt {
