@@ -577,13 +577,26 @@ class ClusterTest {
                 .map(ClusterStats.TaskStats::tasksPerNode).orElse(Map.of());
     }
 
-    /** A task that holds its node's one slot until {@code release} opens. */
-    private static ObjectRef<Integer> blocker(Cluster c, int node, CountDownLatch started, CountDownLatch release) {
-        return c.task(() -> {
+    /** A task holding its node's one slot, running, until {@link Blocker#unblock}. */
+    private record Blocker(ObjectRef<Integer> ref, CountDownLatch latch) {
+        /** Lets the task end, and returns once it has. */
+        void unblock() {
+            latch.countDown();
+            assertEquals(0, ref.get(Duration.ofSeconds(30)));
+        }
+    }
+
+    /** Starts a {@link Blocker} on {@code node} (hard affinity) and waits until it runs. */
+    private static Blocker block(Cluster c, int node) throws InterruptedException {
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        ObjectRef<Integer> ref = c.task(() -> {
             started.countDown();
             release.await();
             return 0;
         }).name("blocker").onNode(node, Affinity.HARD).remote();
+        assertTrue(started.await(10, TimeUnit.SECONDS));
+        return new Blocker(ref, release);
     }
 
     /** Tasks 0..n-1 named {@code name} on {@code node}, each returning its number. */
@@ -599,10 +612,7 @@ class ClusterTest {
     @Test
     void aBusyNodesSoftWorkRunsOnANodeWithRoomAndItsHardWorkWaits() throws Exception {
         try (Cluster c = TestClusters.small(2, spill).cpusPerNode(1).start()) {
-            CountDownLatch started = new CountDownLatch(1);
-            CountDownLatch release = new CountDownLatch(1);
-            ObjectRef<Integer> blocked = blocker(c, 0, started, release);
-            assertTrue(started.await(10, TimeUnit.SECONDS));
+            Blocker blocked = block(c, 0);
             List<ObjectRef<Integer>> soft = numbered(c, 6, "soft", 0, Affinity.SOFT);
             List<ObjectRef<Integer>> hard = numbered(c, 3, "hard", 0, Affinity.HARD);
             // Node 0 holds its blocked task and the next one queued behind it; the other five
@@ -615,8 +625,7 @@ class ClusterTest {
             ClusterStats waiting = c.stats();
             assertEquals(List.of(3L, 0L), waiting.nodes().stream().map(ClusterStats.NodeStats::tasksWaiting).toList(),
                     "the hard ones wait at the driver for node 0");
-            release.countDown();
-            assertEquals(0, blocked.get(Duration.ofSeconds(30)));
+            blocked.unblock();
             assertEquals(0, soft.getFirst().get(Duration.ofSeconds(30)));
             for (int i = 0; i < 3; i++) {
                 assertEquals(i, hard.get(i).get(Duration.ofSeconds(30)));
@@ -630,10 +639,7 @@ class ClusterTest {
     @Test
     void tasksWaitingAtTheDriverRunInTheOrderTheyBecameReady() throws Exception {
         try (Cluster c = TestClusters.small(1, spill).cpusPerNode(1).start()) {
-            CountDownLatch started = new CountDownLatch(1);
-            CountDownLatch release = new CountDownLatch(1);
-            ObjectRef<Integer> blocked = blocker(c, 0, started, release);
-            assertTrue(started.await(10, TimeUnit.SECONDS));
+            Blocker blocked = block(c, 0);
             java.util.Queue<String> ran = new java.util.concurrent.ConcurrentLinkedQueue<>();
             // the first is queued on the node behind the blocked task; the rest wait at the driver
             List<ObjectRef<Boolean>> refs = new ArrayList<>();
@@ -642,8 +648,7 @@ class ClusterTest {
                 refs.add(name.startsWith("any") ? task.remote()
                         : task.onNode(0, name.startsWith("hard") ? Affinity.HARD : Affinity.SOFT).remote());
             }
-            release.countDown();
-            assertEquals(0, blocked.get(Duration.ofSeconds(30)));
+            blocked.unblock();
             for (ObjectRef<Boolean> r : refs) {
                 assertTrue(r.get(Duration.ofSeconds(30)));
             }
@@ -654,10 +659,7 @@ class ClusterTest {
     @Test
     void tasksWaitingForAnyNodeAreCountedUntilANodeHasRoom() throws Exception {
         try (Cluster c = TestClusters.small(1, spill).cpusPerNode(1).start()) {
-            CountDownLatch started = new CountDownLatch(1);
-            CountDownLatch release = new CountDownLatch(1);
-            ObjectRef<Integer> blocked = blocker(c, 0, started, release);
-            assertTrue(started.await(10, TimeUnit.SECONDS));
+            Blocker blocked = block(c, 0);
             List<ObjectRef<Integer>> anywhere = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
                 int v = i;
@@ -666,8 +668,7 @@ class ClusterTest {
             // the node holds its blocked task and the first of these; three wait at the driver
             assertEquals(3, c.stats().tasksWaitingForAnyNode());
             assertTrue(c.stats().toString().contains("tasks waiting for any node 3"), c.stats().toString());
-            release.countDown();
-            assertEquals(0, blocked.get(Duration.ofSeconds(30)));
+            blocked.unblock();
             for (int i = 0; i < 4; i++) {
                 assertEquals(i, anywhere.get(i).get(Duration.ofSeconds(30)));
             }
@@ -680,10 +681,7 @@ class ClusterTest {
         try (Cluster c = TestClusters.small(2, spill).cpusPerNode(1).start()) {
             ObjectRef<byte[]> big = c.task(() -> new byte[1 << 20]).onNode(0, Affinity.HARD).remote();
             big.get();
-            CountDownLatch started = new CountDownLatch(1);
-            CountDownLatch release = new CountDownLatch(1);
-            ObjectRef<Integer> blocked = blocker(c, 0, started, release);
-            assertTrue(started.await(10, TimeUnit.SECONDS));
+            Blocker blocked = block(c, 0);
             List<ObjectRef<Integer>> local = new ArrayList<>();
             for (int i = 0; i < 3; i++) {
                 local.add(c.task((byte[] b) -> b.length, big).name("local").onNode(0, Affinity.SOFT).remote());
@@ -696,8 +694,7 @@ class ClusterTest {
             }
             assertEquals(Map.of(1, 3L), perNode(c, "movable"));
             assertEquals(Map.of(), perNode(c, "local"));
-            release.countDown();
-            assertEquals(0, blocked.get(Duration.ofSeconds(30)));
+            blocked.unblock();
             for (ObjectRef<Integer> l : local) {
                 assertEquals(1 << 20, l.get(Duration.ofSeconds(30)));
             }
@@ -708,11 +705,8 @@ class ClusterTest {
     @Test
     void tasksWaitingForADeadNodeMoveOnOrFailByTheirAffinity() throws Exception {
         try (Cluster c = TestClusters.small(2, spill).cpusPerNode(1).start()) {
-            CountDownLatch started = new CountDownLatch(2);
-            CountDownLatch release = new CountDownLatch(1);
-            ObjectRef<Integer> blocked0 = blocker(c, 0, started, release);
-            blocker(c, 1, started, new CountDownLatch(1)); // killed with its node
-            assertTrue(started.await(10, TimeUnit.SECONDS));
+            Blocker blocked0 = block(c, 0);
+            block(c, 1); // killed with its node
             List<ObjectRef<Integer>> soft = numbered(c, 4, "soft", 1, Affinity.SOFT);
             List<ObjectRef<Integer>> hard = numbered(c, 2, "hard", 1, Affinity.HARD);
             c.killNode(1);
@@ -720,8 +714,7 @@ class ClusterTest {
                 TaskFailedException e = assertThrows(TaskFailedException.class, () -> h.get(Duration.ofSeconds(30)));
                 assertTrue(e.getMessage().contains("node 1 (hard affinity) is not alive"), e.getMessage());
             }
-            release.countDown();
-            assertEquals(0, blocked0.get(Duration.ofSeconds(30)));
+            blocked0.unblock();
             for (int i = 0; i < 4; i++) {
                 assertEquals(i, soft.get(i).get(Duration.ofSeconds(30)));
             }
