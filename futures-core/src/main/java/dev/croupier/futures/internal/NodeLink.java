@@ -1,6 +1,5 @@
 package dev.croupier.futures.internal;
 
-import dev.croupier.futures.Affinity;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -150,7 +149,7 @@ final class NodeLink {
         movable = 0;
         for (Iterator<TaskSpec.Ready> it = pinned.iterator(); it.hasNext(); ) {
             TaskSpec.Ready ready = it.next();
-            if (hardToo || ready.spec().affinity != Affinity.HARD) {
+            if (hardToo || !ready.spec().pinnedToNode()) {
                 taken.add(ready);
                 it.remove();
             }

@@ -435,20 +435,21 @@ public final class OwnerCluster implements Cluster, Backend.Events {
      */
     private void schedule(TaskSpec spec, int gen) {
         TaskSpec.Ready ready = new TaskSpec.Ready(spec, gen, readySeq.incrementAndGet());
-        boolean hard = spec.affinity == Affinity.HARD && spec.affinityNode >= 0;
+        boolean hard = spec.pinnedToNode();
         NodeLink node = placement.preferred(spec);
-        if (hard ? node == null || !node.alive() || node.cpus < spec.cpus
-                : node == null && placement.leastLoaded(spec.cpus) == null) {
+        if (hard && (node == null || !node.alive() || node.cpus < spec.cpus)) {
             failUnplaceable(ready);
             return;
         }
         if (node == null) {
-            unplaced.add(ready);
             // the least loaded node has room if any has; one that frees a slot later takes it itself
             NodeLink least = placement.leastLoaded(spec.cpus);
-            if (least != null) {
-                fill(least);
+            if (least == null) {
+                failUnplaceable(ready);
+                return;
             }
+            unplaced.add(ready);
+            fill(least);
             return;
         }
         if (!node.await(ready, hard)) {
@@ -468,7 +469,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
     /** Fails a ready task no live node can run, naming why. */
     private void failUnplaceable(TaskSpec.Ready ready) {
         TaskSpec spec = ready.spec();
-        String why = spec.affinity == Affinity.HARD && spec.affinityNode >= 0
+        String why = spec.pinnedToNode()
                 ? "node " + spec.affinityNode + " (hard affinity) is not alive"
                 : spec.cpus > 1 && placement.leastLoaded() != null
                 ? "no live node has " + spec.cpus + " cpus"

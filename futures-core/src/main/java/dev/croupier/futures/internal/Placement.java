@@ -15,13 +15,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class Placement {
 
     private final List<NodeLink> nodes;
-    private final int smallObjectBytes;
+    /** Argument bytes on a node that make it worth running a task there: one store-sized object. */
+    private final long localBytes;
     private final AtomicInteger roundRobin = new AtomicInteger();
 
     /** {@code nodes} is the cluster's live list (index = node id), read on every call. */
     Placement(List<NodeLink> nodes, int smallObjectBytes) {
         this.nodes = nodes;
-        this.smallObjectBytes = smallObjectBytes;
+        this.localBytes = Math.max(1, smallObjectBytes);
     }
 
     /**
@@ -49,7 +50,7 @@ final class Placement {
             dep.addSizeTo(bytes);
         }
         NodeLink best = null;
-        long bestBytes = Math.max(1, smallObjectBytes) - 1;
+        long bestBytes = localBytes - 1;
         for (Map.Entry<NodeLink, Long> e : bytes.entrySet()) {
             if (e.getKey().cpus < spec.cpus) {
                 continue;
@@ -71,7 +72,7 @@ final class Placement {
         for (OwnedObject dep : spec.deps) {
             if (dep.isLocatedOn(node)) {
                 bytes += dep.size();
-                if (bytes >= Math.max(1, smallObjectBytes)) {
+                if (bytes >= localBytes) {
                     return true;
                 }
             }

@@ -73,6 +73,11 @@ final class TaskSpec {
         this.cpus = cpus;
     }
 
+    /** Whether the task runs only on its affinity node. */
+    boolean pinnedToNode() {
+        return affinity == Affinity.HARD && affinityNode >= 0;
+    }
+
     synchronized boolean isFinished() {
         return state == State.DONE || state == State.FAILED || state == State.CANCELLED;
     }
