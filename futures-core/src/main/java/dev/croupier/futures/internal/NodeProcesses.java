@@ -94,7 +94,10 @@ final class NodeProcesses implements AutoCloseable {
      * unless the driver's flags choose one: its data lives in its store, and under G1 the kernels'
      * arrays of a few MiB are humongous objects that start concurrent cycles on the task's cores
      * (docs/benchmarks.md). On a {@code crowded} machine a node also compiles less
-     * ({@link #FEWER_COMPILES}) unless the driver's flags set the JIT's thresholds.
+     * ({@link #FEWER_COMPILES}) unless the driver's flags set the JIT's thresholds. A node also
+     * gets what keeps its log free of notices ({@link #QUIET}): a driver started with no flags
+     * would give its nodes none, and a node killed with {@code kill -9} writes no line of its
+     * own, so the loss's message would quote a JDK or SLF4J notice as the node's last word.
      */
     static List<String> nodeFlags(List<String> driverFlags, boolean crowded) {
         List<String> out = new ArrayList<>(driverFlags.size());
@@ -124,11 +127,27 @@ final class NodeProcesses implements AutoCloseable {
         if (out.stream().noneMatch(f -> f.matches("-XX:\\+Use\\w+GC"))) {
             out.add("-XX:+UseParallelGC");
         }
+        for (String quiet : QUIET) {
+            String option = quiet.substring(0, quiet.indexOf('=') + 1);
+            if (out.stream().noneMatch(f -> f.startsWith(option))) {
+                out.add(quiet);
+            }
+        }
         if (crowded && out.stream().noneMatch(f -> f.startsWith("-XX:Tier"))) {
             out.addAll(FEWER_COMPILES);
         }
         return out;
     }
+
+    /**
+     * Flags a node gets unless the driver's set the same option: the native access its store
+     * uses, and the memory access of {@code sun.misc.Unsafe} its libraries make (gRPC's Netty,
+     * Chronicle), each of which JDK 25 otherwise announces on the node's standard error, and
+     * SLF4J's report that no logging backend is on the class path (Chronicle's; a node logs
+     * through {@link System.Logger}).
+     */
+    static final List<String> QUIET = List.of("--enable-native-access=ALL-UNNAMED",
+            "--sun-misc-unsafe-memory-access=allow", "-Dslf4j.internal.verbosity=ERROR");
 
     /**
      * JIT thresholds of a node when the run's JVMs outnumber the machine's processors: a method

@@ -1,18 +1,28 @@
 package dev.croupier.futures.internal;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.croupier.futures.Cluster;
+import dev.croupier.futures.NodeServer;
+import dev.croupier.futures.ObjectRef;
+import java.io.BufferedReader;
 import java.io.File;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A driver on the module path starts its node processes on the class path, with its other
- * flags; a driver's own ahead-of-time cache stays its own.
+ * flags and those that keep a node's log free of notices; a driver's own ahead-of-time cache
+ * stays its own.
  */
 class NodeProcessesFlagsTest {
 
@@ -25,7 +35,8 @@ class NodeProcessesFlagsTest {
                 "-Djdk.module.main=com.example", "-agentlib:jdwp=transport=dt_socket", "-Dapp.setting=1");
         assertEquals(List.of("-Xmx2g", "--add-opens=com.example/com.example=ALL-UNNAMED",
                         "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED", "--enable-native-access=ALL-UNNAMED",
-                        "-Dapp.setting=1", "-XX:+UseParallelGC"),
+                        "-Dapp.setting=1", "-XX:+UseParallelGC", "--sun-misc-unsafe-memory-access=allow",
+                        "-Dslf4j.internal.verbosity=ERROR"),
                 NodeProcesses.nodeFlags(driver, false));
     }
 
@@ -38,16 +49,16 @@ class NodeProcessesFlagsTest {
         List<String> driver = List.of("-XX:AOTMode=record", "-XX:AOTConfiguration=/tmp/cli.conf",
                 "-XX:AOTCache=/tmp/cli.aot", "-XX:AOTCacheOutput=/tmp/out.aot", "-XX:SharedArchiveFile=/tmp/app.jsa",
                 "-XX:-DisplayVMOutput", "-Xlog:aot*=off,cds*=off", "-Xlog:gc", "-Xshare:auto");
-        assertEquals(List.of("-Xlog:gc", "-Xshare:auto", "-XX:+UseParallelGC"), NodeProcesses.nodeFlags(driver, false));
+        assertEquals(quiet("-Xlog:gc", "-Xshare:auto", "-XX:+UseParallelGC"), NodeProcesses.nodeFlags(driver, false));
     }
 
     /** Nodes run the throughput collector, or the one the driver's flags chose (the JVM refuses two). */
     @Test
     void nodesRunTheThroughputCollectorUnlessTheDriverChoseOne() {
-        assertEquals(List.of("-Xmx1g", "-XX:+UseParallelGC"), NodeProcesses.nodeFlags(List.of("-Xmx1g"), false));
-        assertEquals(List.of("-XX:+UseG1GC", "-Xmx1g"),
+        assertEquals(quiet("-Xmx1g", "-XX:+UseParallelGC"), NodeProcesses.nodeFlags(List.of("-Xmx1g"), false));
+        assertEquals(quiet("-XX:+UseG1GC", "-Xmx1g"),
                 NodeProcesses.nodeFlags(List.of("-XX:+UseG1GC", "-Xmx1g"), false));
-        assertEquals(List.of("-XX:+UseSerialGC"), NodeProcesses.nodeFlags(List.of("-XX:+UseSerialGC"), false));
+        assertEquals(quiet("-XX:+UseSerialGC"), NodeProcesses.nodeFlags(List.of("-XX:+UseSerialGC"), false));
     }
 
     /**
@@ -57,12 +68,69 @@ class NodeProcessesFlagsTest {
     @Test
     void nodesOfACrowdedMachineCompileLessUnlessTheDriverSetsTheThresholds() {
         List<String> crowded = NodeProcesses.nodeFlags(List.of("-Xmx1g"), true);
-        assertEquals(List.of("-Xmx1g", "-XX:+UseParallelGC"), crowded.subList(0, 2));
-        assertEquals(NodeProcesses.FEWER_COMPILES, crowded.subList(2, crowded.size()));
+        int quiet = NodeProcesses.QUIET.size();
+        assertEquals(quiet("-Xmx1g", "-XX:+UseParallelGC"), crowded.subList(0, 2 + quiet));
+        assertEquals(NodeProcesses.FEWER_COMPILES, crowded.subList(2 + quiet, crowded.size()));
         assertTrue(NodeProcesses.FEWER_COMPILES.stream().allMatch(f -> f.startsWith("-XX:Tier")));
-        assertEquals(List.of("-XX:Tier4InvocationThreshold=9000", "-XX:+UseParallelGC"),
+        assertEquals(quiet("-XX:Tier4InvocationThreshold=9000", "-XX:+UseParallelGC"),
                 NodeProcesses.nodeFlags(List.of("-XX:Tier4InvocationThreshold=9000"), true));
-        assertEquals(List.of("-Xmx1g", "-XX:+UseParallelGC"), NodeProcesses.nodeFlags(List.of("-Xmx1g"), false));
+        assertEquals(quiet("-Xmx1g", "-XX:+UseParallelGC"), NodeProcesses.nodeFlags(List.of("-Xmx1g"), false));
+    }
+
+    /** The driver's own choice of a quieting option stands; the others are added. */
+    @Test
+    void nodesKeepTheDriversNativeAccessAndLoggingOptions() {
+        assertEquals(List.of("--sun-misc-unsafe-memory-access=warn", "-Dslf4j.internal.verbosity=WARN",
+                        "-XX:+UseParallelGC", "--enable-native-access=ALL-UNNAMED"),
+                NodeProcesses.nodeFlags(List.of("--sun-misc-unsafe-memory-access=warn",
+                        "-Dslf4j.internal.verbosity=WARN"), false));
+    }
+
+    /**
+     * A node that a driver started with no JVM flags writes nothing to its log while it starts,
+     * serves, spills, restores and stops: a node killed with {@code kill -9} then has no line
+     * for the driver to quote as its last word but a line of its own or of its JVM's end.
+     */
+    @Test
+    void aNodeOfADriverWithoutFlagsWritesNothingToItsLogWhileItServes(@TempDir Path dir) throws Exception {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        command.addAll(NodeProcesses.nodeFlags(List.of(), false));
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), NodeServer.class.getName(),
+                "--port", "0", "--cpus", "1", "--store-memory", "16m", "--spill-dir", dir.toString()));
+        Path log = dir.resolve("node.log");
+        Process node = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.to(log.toFile())).start();
+        try {
+            String ready = new BufferedReader(new InputStreamReader(node.getInputStream(), StandardCharsets.UTF_8))
+                    .readLine();
+            assertTrue(ready != null && ready.startsWith(NodeServer.READY), ready + "; log: " + Files.readString(log));
+            try (Cluster c = Cluster.connect(ready.substring(NodeServer.READY.length()))) {
+                List<ObjectRef<byte[]>> made = new ArrayList<>();
+                for (int i = 0; i < 6; i++) { // 24 MiB in a 16 MiB store: the early ones spill
+                    int seed = i;
+                    made.add(c.task(() -> filled(seed)).remote());
+                }
+                for (int i = 0; i < made.size(); i++) { // and are restored to be read
+                    assertArrayEquals(filled(i), made.get(i).get());
+                }
+                assertTrue(c.stats().nodes().getFirst().bytesSpilled() > 0, "objects spilled");
+            }
+        } finally {
+            node.destroy();
+            assertTrue(node.waitFor(30, TimeUnit.SECONDS), "the node stops on SIGTERM");
+        }
+        assertEquals("", Files.readString(log));
+    }
+
+    private static byte[] filled(int seed) {
+        byte[] bytes = new byte[4 << 20];
+        new java.util.SplittableRandom(seed).nextBytes(bytes);
+        return bytes;
+    }
+
+    private static List<String> quiet(String... flags) {
+        List<String> out = new ArrayList<>(List.of(flags));
+        out.addAll(NodeProcesses.QUIET);
+        return out;
     }
 
     /**
