@@ -21,10 +21,11 @@ import java.util.List;
  * reads one object per map. Otherwise each map returns one block per reducer.
  *
  * MAGNET submits every round at once, keeps the map outputs until every merge is done (so under
- * memory pressure they spill) and, like Magnet's merge finalization, starts the reducers then. PUSH_PIPELINED applies backpressure with {@code wait}: at
- * most one round of merges is in flight, overlapping the next round's maps, and the driver
- * drops its claims on a round's map outputs as soon as its merges are submitted, so they are
- * freed the moment they are merged and never reach disk. With best-effort merge, a round's
+ * memory pressure they spill) and, like Magnet's merge finalization, starts the reducers then. PUSH_PIPELINED applies backpressure with {@code wait}: a
+ * round's maps are submitted once the merges of the round two before are done, so one round of
+ * merges overlaps the next round's maps. Each round's merges are submitted with its maps, and the
+ * driver drops its claims on a round's map outputs right after, so they are freed the moment
+ * they are merged and never reach disk. With best-effort merge, a round's
  * merges that miss the timeout are cancelled and their map blocks go to the reducers as they are.
  */
 final class PushMergeStrategy<I, B, O> {
@@ -63,14 +64,9 @@ final class PushMergeStrategy<I, B, O> {
         for (int first = 0; first < run.plan.mappers(); first += perRound) {
             Round round = new Round();
             round.maps = run.submitMaps(first, Math.min(run.plan.mappers(), first + perRound), packs);
-            if (pipelined && previous != null) {
-                settle(previous, reduceInputs);
-                // Backpressure: at most one round of merges in flight.
-                for (ShuffleRun.Merge<B> m : previous.merges) {
-                    m.merged().getFirst().whenDone().join();
-                }
-            }
-            round.submitted = System.nanoTime();
+            // The round's merges go in with its maps, each to start when its maps are done, so
+            // the driver's work on them (an argument per map) overlaps running tasks instead of
+            // holding up the next round's maps after the wait below.
             for (int n = 0; n < nodeCount; n++) {
                 if (!reducersOfNode.get(n).isEmpty()) {
                     round.merges.add(run.submitMerge(round.maps, packs > 0 ? n : -1, reducersOfNode.get(n), run.nodes.get(n)));
@@ -78,6 +74,18 @@ final class PushMergeStrategy<I, B, O> {
             }
             if (pipelined && run.plan.bestEffortMergeTimeout() == null) {
                 ShuffleRun.releaseAll(round.maps);
+            }
+            round.submitted = System.nanoTime();
+            if (pipelined && previous != null) {
+                settle(previous, reduceInputs);
+                // Backpressure: the next round's maps wait until the merges of this one's
+                // predecessor are done.
+                for (ShuffleRun.Merge<B> m : previous.merges) {
+                    m.merged().getFirst().whenDone().join();
+                }
+                // A best-effort deadline counts from here: until the previous round's merges
+                // are done, this round's may wait behind them.
+                round.submitted = System.nanoTime();
             }
             rounds.add(round);
             previous = round;

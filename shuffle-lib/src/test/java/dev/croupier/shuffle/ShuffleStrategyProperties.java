@@ -370,6 +370,85 @@ class ShuffleStrategyProperties {
         }
     }
 
+    /** When each map started and each merge ended, by run (tasks run in this JVM, on the embedded nodes). */
+    static final ConcurrentHashMap<String, java.util.Queue<long[]>> MAP_STARTS = new ConcurrentHashMap<>();
+    static final ConcurrentHashMap<String, java.util.Queue<long[]>> MERGE_ENDS = new ConcurrentHashMap<>();
+
+    /**
+     * PUSH_PIPELINED's backpressure: the maps of round k start only once every merge of round
+     * k-2 has ended, so map outputs of at most two rounds exist at once; and each map's block of
+     * each partition is merged exactly once. Each map's blocks hold its index alone, and a merge
+     * records the indices it merged and when it ended.
+     */
+    @Property(tries = 10)
+    void pushPipelinedStartsARoundsMapsOnlyAfterTheMergesOfTheRoundTwoBefore(
+            @ForAll @IntRange(min = 7, max = 16) int mappers,
+            @ForAll @IntRange(min = 1, max = 6) int partitions,
+            @ForAll @IntRange(min = 1, max = 3) int nodes,
+            @ForAll @IntRange(min = 1, max = 3) int perRound) throws IOException {
+        String run = "rounds-" + System.nanoTime();
+        java.util.Queue<long[]> starts = MAP_STARTS.computeIfAbsent(run, k -> new java.util.concurrent.ConcurrentLinkedQueue<>());
+        java.util.Queue<long[]> ends = MERGE_ENDS.computeIfAbsent(run, k -> new java.util.concurrent.ConcurrentLinkedQueue<>());
+        Path spill = Files.createTempDirectory("croupier-shuffle");
+        try (Cluster cluster = cluster(nodes, spill)) {
+            List<ObjectRef<MemorySegment>> inputs = new ArrayList<>();
+            for (int m = 0; m < mappers; m++) {
+                inputs.add(cluster.put(LongBlocks.of(m)));
+            }
+            ShuffleJob<MemorySegment, MemorySegment, MemorySegment> job = ShuffleJob.<MemorySegment, MemorySegment, MemorySegment>builder()
+                    .inputs(inputs)
+                    .indexedMapper((m, in, parts) -> {
+                        MAP_STARTS.get(run).add(new long[] {m, System.nanoTime()});
+                        Thread.sleep(5); // maps long enough for the rounds to overlap
+                        List<MemorySegment> blocks = new ArrayList<>();
+                        for (int p = 0; p < parts; p++) {
+                            blocks.add(LongBlocks.of(m));
+                        }
+                        return blocks;
+                    })
+                    .merger((p, blocks) -> {
+                        MemorySegment merged = LongBlocks.of(LongBlocks.concat(blocks));
+                        long end = System.nanoTime();
+                        for (long m : LongBlocks.values(merged)) {
+                            MERGE_ENDS.get(run).add(new long[] {m, p, end});
+                        }
+                        return merged;
+                    })
+                    .reducer((p, blocks) -> LongBlocks.of(LongBlocks.concat(blocks)))
+                    .partitions(partitions)
+                    .strategy(Strategy.PUSH_PIPELINED)
+                    .mapsPerRound(perRound)
+                    .build();
+            try (ShuffleResult<MemorySegment> result = job.run(cluster)) {
+                for (int p = 0; p < partitions; p++) {
+                    long[] got = LongBlocks.values(result.outputs().get(p).ref().get());
+                    Arrays.sort(got);
+                    assertArrayEquals(java.util.stream.LongStream.range(0, mappers).toArray(), got, "partition " + p);
+                }
+            }
+        } finally {
+            deleteTree(spill);
+        }
+        // every map's block of every partition merged once
+        assertEquals((long) mappers * partitions, ends.size());
+        assertEquals((long) mappers * partitions,
+                ends.stream().map(e -> e[0] + "/" + e[1]).distinct().count());
+        long[] roundMergedBy = new long[(mappers + perRound - 1) / perRound];
+        for (long[] e : ends) {
+            int round = (int) (e[0] / perRound);
+            roundMergedBy[round] = Math.max(roundMergedBy[round], e[2]);
+        }
+        for (long[] start : starts) {
+            int round = (int) (start[0] / perRound);
+            if (round >= 2) {
+                assertTrue(start[1] >= roundMergedBy[round - 2], "map " + start[0] + " of round " + round
+                        + " started before round " + (round - 2) + "'s merges ended");
+            }
+        }
+        MAP_STARTS.remove(run);
+        MERGE_ENDS.remove(run);
+    }
+
     static void deleteTree(Path root) throws IOException {
         try (var paths = Files.walk(root)) {
             for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
