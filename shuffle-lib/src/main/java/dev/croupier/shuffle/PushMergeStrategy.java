@@ -21,12 +21,13 @@ import java.util.List;
  * reads one object per map. Otherwise each map returns one block per reducer.
  *
  * MAGNET submits every round at once, keeps the map outputs until every merge is done (so under
- * memory pressure they spill) and, like Magnet's merge finalization, starts the reducers then. PUSH_PIPELINED applies backpressure with {@code wait}: a
- * round's maps are submitted once the merges of the round two before are done, so one round of
- * merges overlaps the next round's maps. Each round's merges are submitted with its maps, and the
- * driver drops its claims on a round's map outputs right after, so they are freed the moment
- * they are merged and never reach disk. With best-effort merge, a round's
- * merges that miss the timeout are cancelled and their map blocks go to the reducers as they are.
+ * memory pressure they spill) and, like Magnet's merge finalization, starts the reducers then.
+ * PUSH_PIPELINED applies backpressure with {@code wait}: a round's maps are submitted once the
+ * merges of the round two before are done, so one round of merges overlaps the next round's
+ * maps. Each round's merges are submitted with its maps, and the driver drops its claims on a
+ * round's map outputs right after, so they are freed the moment they are merged and never reach
+ * disk. With best-effort merge, a round's merges that miss the timeout are cancelled and their
+ * map blocks go to the reducers as they are.
  */
 final class PushMergeStrategy<I, B, O> {
     private final ShuffleRun<I, B, O> run;
