@@ -15,9 +15,12 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Queue;
 import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.LongStream;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
@@ -371,8 +374,8 @@ class ShuffleStrategyProperties {
     }
 
     /** When each map started and each merge ended, by run (tasks run in this JVM, on the embedded nodes). */
-    static final ConcurrentHashMap<String, java.util.Queue<long[]>> MAP_STARTS = new ConcurrentHashMap<>();
-    static final ConcurrentHashMap<String, java.util.Queue<long[]>> MERGE_ENDS = new ConcurrentHashMap<>();
+    static final ConcurrentHashMap<String, Queue<long[]>> MAP_STARTS = new ConcurrentHashMap<>();
+    static final ConcurrentHashMap<String, Queue<long[]>> MERGE_ENDS = new ConcurrentHashMap<>();
 
     /**
      * PUSH_PIPELINED's backpressure: the maps of round k start only once every merge of round
@@ -387,8 +390,8 @@ class ShuffleStrategyProperties {
             @ForAll @IntRange(min = 1, max = 3) int nodes,
             @ForAll @IntRange(min = 1, max = 3) int perRound) throws IOException {
         String run = "rounds-" + System.nanoTime();
-        java.util.Queue<long[]> starts = MAP_STARTS.computeIfAbsent(run, k -> new java.util.concurrent.ConcurrentLinkedQueue<>());
-        java.util.Queue<long[]> ends = MERGE_ENDS.computeIfAbsent(run, k -> new java.util.concurrent.ConcurrentLinkedQueue<>());
+        Queue<long[]> starts = MAP_STARTS.computeIfAbsent(run, k -> new ConcurrentLinkedQueue<>());
+        Queue<long[]> ends = MERGE_ENDS.computeIfAbsent(run, k -> new ConcurrentLinkedQueue<>());
         Path spill = Files.createTempDirectory("croupier-shuffle");
         try (Cluster cluster = cluster(nodes, spill)) {
             List<ObjectRef<MemorySegment>> inputs = new ArrayList<>();
@@ -423,7 +426,7 @@ class ShuffleStrategyProperties {
                 for (int p = 0; p < partitions; p++) {
                     long[] got = LongBlocks.values(result.outputs().get(p).ref().get());
                     Arrays.sort(got);
-                    assertArrayEquals(java.util.stream.LongStream.range(0, mappers).toArray(), got, "partition " + p);
+                    assertArrayEquals(LongStream.range(0, mappers).toArray(), got, "partition " + p);
                 }
             }
         } finally {
