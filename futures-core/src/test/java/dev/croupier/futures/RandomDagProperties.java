@@ -123,6 +123,12 @@ class RandomDagProperties {
         return returns == 1 ? List.of(b.remote()) : b.<Object>numReturns(returns).remote();
     }
 
+    /** Releasing every ref of the DAG frees every object the cluster holds. */
+    private static void assertAllFreedOnRelease(Cluster c, List<List<ObjectRef<Object>>> refs) {
+        refs.forEach(l -> l.forEach(ObjectRef::release));
+        assertEquals(0, c.objectCount());
+    }
+
     /** Every output of the DAG has its sequential value. */
     private static void assertSequentialAnswer(long[][] expected, List<List<ObjectRef<Object>>> refs) {
         for (int i = 0; i < expected.length; i++) {
@@ -147,8 +153,7 @@ class RandomDagProperties {
                 refs.add(submit(c, dag, refs, i));
             }
             assertSequentialAnswer(expected, refs);
-            refs.forEach(l -> l.forEach(ObjectRef::release));
-            assertEquals(0, c.objectCount());
+            assertAllFreedOnRelease(c, refs);
         } finally {
             assertNoFilesLeft(spill);
         }
@@ -190,8 +195,7 @@ class RandomDagProperties {
                     assertEquals(Map.of(node[i], 1L), perNode, "t" + i + " has hard affinity to node " + node[i]);
                 }
             }
-            refs.forEach(l -> l.forEach(ObjectRef::release));
-            assertEquals(0, c.objectCount());
+            assertAllFreedOnRelease(c, refs);
         } finally {
             assertNoFilesLeft(spill);
         }
@@ -308,8 +312,7 @@ class RandomDagProperties {
                     }
                 }
             }
-            refs.forEach(l -> l.forEach(ObjectRef::release));
-            assertEquals(0, c.objectCount());
+            assertAllFreedOnRelease(c, refs);
         } finally {
             assertNoFilesLeft(spill);
         }

@@ -76,7 +76,6 @@ final class PushMergeStrategy<I, B, O> {
             if (pipelined && run.plan.bestEffortMergeTimeout() == null) {
                 ShuffleRun.releaseAll(round.maps);
             }
-            round.submitted = System.nanoTime();
             if (pipelined && previous != null) {
                 settle(previous, reduceInputs);
                 // Backpressure: the next round's maps wait until the merges of this one's
@@ -84,10 +83,10 @@ final class PushMergeStrategy<I, B, O> {
                 for (ShuffleRun.Merge<B> m : previous.merges) {
                     m.merged().getFirst().whenDone().join();
                 }
-                // A best-effort deadline counts from here: until the previous round's merges
-                // are done, this round's may wait behind them.
-                round.submitted = System.nanoTime();
             }
+            // A best-effort deadline counts from here: until the previous round's merges are
+            // done, this round's may wait behind them.
+            round.submitted = System.nanoTime();
             rounds.add(round);
             previous = round;
         }

@@ -89,8 +89,8 @@ final class NodeProcesses implements AutoCloseable {
      * application uses), and without the driver's ahead-of-time cache or class-data archive,
      * which describe the driver's run (a node records or reads its own, {@link #aheadOfTimeCache};
      * several nodes recording into the driver's one file would corrupt it), nor the quiet the
-     * launcher asks of a recording run (a node's log keeps what its VM prints); native access, if
-     * granted to modules, is granted to the class path. A node runs the throughput collector
+     * launcher asks of a recording run (a node's log keeps what its VM prints), nor the driver's
+     * grant of native access: a node's is to the class path, always. A node runs the throughput collector
      * unless the driver's flags choose one: its data lives in its store, and under G1 the kernels'
      * arrays of a few MiB are humongous objects that start concurrent cycles on the task's cores
      * (docs/benchmarks.md). On a {@code crowded} machine a node also compiles less
@@ -117,10 +117,7 @@ final class NodeProcesses implements AutoCloseable {
                 continue;
             }
             if (flag.startsWith("--enable-native-access")) {
-                if (!out.contains("--enable-native-access=ALL-UNNAMED")) {
-                    out.add("--enable-native-access=ALL-UNNAMED");
-                }
-                continue;
+                continue; // it names the driver's modules; a node runs on the class path ({@link #QUIET})
             }
             out.add(flag);
         }
@@ -140,8 +137,8 @@ final class NodeProcesses implements AutoCloseable {
     }
 
     /**
-     * Flags a node gets unless the driver's set the same option: the native access its store
-     * uses, and the memory access of {@code sun.misc.Unsafe} its libraries make (gRPC's Netty,
+     * Flags a node gets unless the driver's set the same option (native access, whatever the
+     * driver's grant): the native access its store uses, and the memory access of {@code sun.misc.Unsafe} its libraries make (gRPC's Netty,
      * Chronicle), each of which JDK 25 otherwise announces on the node's standard error, and
      * SLF4J's report that no logging backend is on the class path (Chronicle's; a node logs
      * through {@link System.Logger}).
