@@ -33,7 +33,10 @@ final class TaskSpec {
     final Payload function;
     /** The class holding the function's code, for nodes in other JVMs to check; else null. */
     final CodeFingerprint code;
-    /** Arguments: plain values as payloads, refs and ref lists as given. */
+    /**
+     * Arguments: a plain value as a payload, a ref as its entry, a ref list as an array of
+     * entries; never a ref, so that refs the caller dropped are collected.
+     */
     final Object[] args;
     /** Every entry the arguments depend on, once each. */
     final OwnedObject[] deps;
