@@ -25,7 +25,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>One clock thread keeps the attempts' finishing times and reports outcomes in their order;
  * the owner's work on an outcome (waking dependents, which dispatches more) runs on that
- * thread, as it runs on a transport thread in the other backends. Thread-safe: the nodes' queues
+ * thread, as it runs on a transport thread in the other backends. A node's queued attempt starts
+ * when the one before it was due to end, however late the clock thread reports that end, as a
+ * node process starts its queue without the owner. Thread-safe: the nodes' queues
  * and the clock are guarded by this backend's monitor; outcomes are reported outside it.
  */
 final class SimulatedBackend implements Backend {
@@ -180,26 +182,31 @@ final class SimulatedBackend implements Backend {
                 return;
             }
             if (node.busySlots + call.cpus() <= cpusPerNode && node.queued.isEmpty()) {
-                begin(node, call, 0);
+                begin(node, call, System.nanoTime(), 0);
             } else {
                 node.queued.add(new Waiting(call, System.nanoTime()));
             }
         }
     }
 
-    /** Starts an attempt on its slots. Caller holds the monitor. */
-    private void begin(SimNode node, AttemptCall call, long queuedNanos) {
+    /** Starts an attempt on its slots at {@code start} (nanoTime). Caller holds the monitor. */
+    private void begin(SimNode node, AttemptCall call, long start, long queuedNanos) {
         node.busySlots += call.cpus();
-        clock.add(new Finish(System.nanoTime() + taskNanos, seq++, node, call, queuedNanos));
+        clock.add(new Finish(start + taskNanos, seq++, node, call, queuedNanos));
         notifyAll();
     }
 
-    /** Frees an attempt's slots and starts what the node queued. Caller holds the monitor. */
-    private void release(SimNode node, int cpus) {
+    /**
+     * Frees an attempt's slots at {@code at} (nanoTime) and starts what the node queued, from
+     * then: a node starts its next attempt when one ends, whenever the clock thread, which also
+     * runs the owner's work on outcomes, gets to it. Caller holds the monitor.
+     */
+    private void release(SimNode node, int cpus, long at) {
         node.busySlots -= cpus;
         while (!node.dead && !node.queued.isEmpty() && node.busySlots + node.queued.peek().call.cpus() <= cpusPerNode) {
             Waiting next = node.queued.poll();
-            begin(node, next.call, System.nanoTime() - next.since);
+            long start = Math.max(at, next.since);
+            begin(node, next.call, start, start - next.since);
         }
     }
 
@@ -215,7 +222,7 @@ final class SimulatedBackend implements Backend {
                 for (Finish f : clock) {
                     if (f.node == node && f.call.attemptId() == attemptId) {
                         clock.remove(f);
-                        release(node, f.call.cpus());
+                        release(node, f.call.cpus(), System.nanoTime());
                         break;
                     }
                 }
@@ -296,7 +303,7 @@ final class SimulatedBackend implements Backend {
                         return;
                     }
                 }
-                release(f.node, f.call.cpus());
+                release(f.node, f.call.cpus(), f.at);
                 if (f.node.dead) {
                     continue;
                 }
