@@ -75,6 +75,7 @@ final class PushMergeStrategy<I, B, O> {
             }
             if (pipelined && run.plan.bestEffortMergeTimeout() == null) {
                 ShuffleRun.releaseAll(round.maps);
+                round.maps = List.of(); // the merges' specs hold the entries; the refs may go
             }
             if (pipelined && previous != null) {
                 settle(previous, reduceInputs);

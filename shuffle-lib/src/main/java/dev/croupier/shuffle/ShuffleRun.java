@@ -234,7 +234,9 @@ final class ShuffleRun<I, B, O> {
     /**
      * A merge task: it read, from each of {@code maps}, the blocks of {@code partitions} (from
      * pack {@code pack} of each, or from their own blocks when {@code pack} is -1), and returned
-     * one merged block per partition ({@code merged}).
+     * one merged block per partition ({@code merged}). The maps are kept only with best-effort
+     * merge, whose fallback sends them to the reducers ({@link #settle}); otherwise the list is
+     * empty, so that the driver drops its refs (at 100 TB, 5 million of them) with its claims.
      */
     record Merge<B>(List<List<ObjectRef<B>>> maps, int pack, List<Integer> partitions, List<ObjectRef<B>> merged) {}
 
@@ -273,7 +275,8 @@ final class ShuffleRun<I, B, O> {
         }, ObjectRef.all(inputs)).name(plan.name() + "-merge").onNode(node, Affinity.SOFT)
                 .<B>numReturns(parts.length).remote();
         phases.track("merge", merged);
-        return new Merge<>(List.copyOf(maps), pack, List.copyOf(partitions), merged);
+        return new Merge<>(plan.bestEffortMergeTimeout() == null ? List.of() : List.copyOf(maps), pack,
+                List.copyOf(partitions), merged);
     }
 
     /**
