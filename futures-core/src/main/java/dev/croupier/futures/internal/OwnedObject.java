@@ -39,13 +39,12 @@ final class OwnedObject {
      */
     private byte[] inline;
     /**
-     * NodeLink incarnations holding a copy; a dead incarnation's copy is gone. Replaced, never
-     * changed, so {@link #free} hands it out as it is: most objects have one copy, and an array
-     * of one is half the bytes of a list (the owner keeps millions of entries).
+     * The NodeLink incarnations holding a copy (a dead incarnation's copy is gone): null for
+     * none, the link itself for one, an array of two or more, replaced, never changed. Most
+     * objects have one copy: an array of one was 24 bytes per ready entry (the owner keeps
+     * millions), and a pointer from an entry the collector had promoted to a young array.
      */
-    private NodeLink[] locations = NO_LINKS;
-
-    private static final NodeLink[] NO_LINKS = new NodeLink[0];
+    private Object copies;
     private long size;
     private CroupierException error;
     private List<Runnable> waiters;
@@ -127,12 +126,13 @@ final class OwnedObject {
     /** A live node holding a copy, preferring {@code preferred}; null if none. */
     synchronized NodeLink liveLocation(NodeLink preferred) {
         forgetLocations(n -> !n.alive());
-        for (NodeLink n : locations) {
-            if (n == preferred) {
-                return n;
+        int count = copyCount();
+        for (int i = 0; i < count; i++) {
+            if (copyAt(i) == preferred) {
+                return preferred;
             }
         }
-        return locations.length == 0 ? null : locations[0];
+        return count == 0 ? null : copyAt(0);
     }
 
     synchronized boolean isLocatedOn(NodeLink node) {
@@ -156,10 +156,21 @@ final class OwnedObject {
         });
     }
 
+    /** How many copies there are. Caller holds the monitor. */
+    private int copyCount() {
+        return copies == null ? 0 : copies instanceof NodeLink ? 1 : ((NodeLink[]) copies).length;
+    }
+
+    /** The i-th copy's node. Caller holds the monitor. */
+    private NodeLink copyAt(int i) {
+        return copies instanceof NodeLink n ? n : ((NodeLink[]) copies)[i];
+    }
+
     /** Caller holds the monitor. */
     private int indexOf(NodeLink node) {
-        for (int i = 0; i < locations.length; i++) {
-            if (locations[i] == node) {
+        int count = copyCount();
+        for (int i = 0; i < count; i++) {
+            if (copyAt(i) == node) {
                 return i;
             }
         }
@@ -168,22 +179,32 @@ final class OwnedObject {
 
     /** Records a copy on {@code node} unless one is. Caller holds the monitor. */
     private void locate(NodeLink node) {
-        if (indexOf(node) < 0) {
-            NodeLink[] more = Arrays.copyOf(locations, locations.length + 1);
-            more[locations.length] = node;
-            locations = more;
+        int count = copyCount();
+        if (count == 0) {
+            copies = node;
+        } else if (indexOf(node) < 0) {
+            NodeLink[] more = new NodeLink[count + 1];
+            for (int i = 0; i < count; i++) {
+                more[i] = copyAt(i);
+            }
+            more[count] = node;
+            copies = more;
         }
     }
 
     /** Drops the copies {@code gone} names (asked once per copy). Caller holds the monitor. */
     private void forgetLocations(Predicate<NodeLink> gone) {
+        int count = copyCount();
         NodeLink[] kept = null;
         int k = 0;
-        for (int i = 0; i < locations.length; i++) {
-            NodeLink n = locations[i];
+        for (int i = 0; i < count; i++) {
+            NodeLink n = copyAt(i);
             if (gone.test(n)) {
                 if (kept == null) {
-                    kept = Arrays.copyOf(locations, locations.length - 1); // the first i are kept
+                    kept = new NodeLink[count - 1];
+                    for (int j = 0; j < i; j++) {
+                        kept[j] = copyAt(j);
+                    }
                     k = i;
                 }
             } else if (kept != null) {
@@ -191,7 +212,7 @@ final class OwnedObject {
             }
         }
         if (kept != null) {
-            locations = k == 0 ? NO_LINKS : k == kept.length ? kept : Arrays.copyOf(kept, k);
+            copies = k == 0 ? null : k == 1 ? kept[0] : k == kept.length ? kept : Arrays.copyOf(kept, k);
         }
     }
 
@@ -200,7 +221,9 @@ final class OwnedObject {
      * measure of locality, read under the entry's monitor without copying the locations.
      */
     synchronized void addSizeTo(java.util.Map<NodeLink, Long> bytesByNode) {
-        for (NodeLink n : locations) {
+        int count = copyCount();
+        for (int i = 0; i < count; i++) {
+            NodeLink n = copyAt(i);
             if (n.placeable()) {
                 bytesByNode.merge(n, size, Long::sum);
             }
@@ -213,9 +236,9 @@ final class OwnedObject {
             return new AttemptCall.Ref(id(), inline.length, NO_NODES, inline);
         }
         forgetLocations(n -> !n.alive());
-        int[] ids = new int[locations.length];
+        int[] ids = new int[copyCount()];
         for (int i = 0; i < ids.length; i++) {
-            ids[i] = locations[i].id;
+            ids[i] = copyAt(i).id;
         }
         return new AttemptCall.Ref(id(), size, ids, null);
     }
@@ -261,7 +284,7 @@ final class OwnedObject {
         state = State.FAILED;
         error = cause;
         completionSeq = seq;
-        locations = NO_LINKS;
+        copies = null;
         return settle();
     }
 
@@ -348,13 +371,16 @@ final class OwnedObject {
         if (!unneeded() || state == State.FREED) {
             return null;
         }
-        NodeLink[] copies = locations;
-        locations = NO_LINKS;
+        NodeLink[] freed = new NodeLink[copyCount()];
+        for (int i = 0; i < freed.length; i++) {
+            freed[i] = copyAt(i);
+        }
+        copies = null;
         inline = null;
         if (state != State.FAILED) {
             state = State.FREED;
         }
-        return copies;
+        return freed;
     }
 
     /** Blocks until ready or failed, at most until {@code deadlineNanos}; returns whether it is. */
