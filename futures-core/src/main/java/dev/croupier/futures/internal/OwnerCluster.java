@@ -250,7 +250,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         OwnedObject[] deps = dependencies(b.args, b.name);
         TaskSpec spec = new TaskSpec(nextTask.incrementAndGet(), b.name, function(b),
                 backend.encodes() ? CodeFingerprint.of((Serializable) b.function) : null,
-                specArguments(b.args, b.name), deps, multi, b.affinityNode, b.affinity, b.maxRetries, b.retryExceptions, b.cpus);
+                specArguments(b.args, b.name, deps), deps, multi, b.affinityNode, b.affinity, b.maxRetries, b.retryExceptions, b.cpus);
         OwnedObject[] outputs = new OwnedObject[numReturns];
         List<ObjectRef<T>> refs = new ArrayList<>(numReturns);
         for (int i = 0; i < numReturns; i++) {
@@ -324,9 +324,11 @@ public final class OwnerCluster implements Cluster, Backend.Events {
      * The arguments as a spec keeps them: a plain value as a payload, a ref as its entry, a ref
      * list as an array of entries. No ref is kept, so a ref its caller dropped is collected (its
      * entry lives on in the lineage): at 100 TB, refs held by specs were 70 of the driver's 170
-     * bytes per object. Call after {@link #dependencies}, which checked the refs.
+     * bytes per object. A list whose entries are {@code deps} shares that array (a merge's or a
+     * reducer's one list of distinct refs). Call after {@link #dependencies}, which checked the
+     * refs.
      */
-    private Object[] specArguments(Object[] args, String taskName) {
+    private Object[] specArguments(Object[] args, String taskName, OwnedObject[] deps) {
         Object[] out = new Object[args.length];
         for (int i = 0; i < args.length; i++) {
             Object arg = args[i];
@@ -337,7 +339,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
                 for (int j = 0; j < entries.length; j++) {
                     entries[j] = ((OwnedRef<?>) list.refs().get(j)).entry;
                 }
-                out[i] = entries;
+                out[i] = java.util.Arrays.equals(entries, deps) ? deps : entries;
             } else {
                 out[i] = payload(arg, taskName, "argument " + (i + 1));
             }
