@@ -45,6 +45,8 @@ final class OwnedObject {
      * millions), and a pointer from an entry the collector had promoted to a young array.
      */
     private Object copies;
+
+    private static final NodeLink[] NO_LINKS = new NodeLink[0];
     private long size;
     private CroupierException error;
     private List<Runnable> waiters;
@@ -371,7 +373,7 @@ final class OwnedObject {
         if (!unneeded() || state == State.FREED) {
             return null;
         }
-        NodeLink[] freed = new NodeLink[copyCount()];
+        NodeLink[] freed = copies == null ? NO_LINKS : new NodeLink[copyCount()];
         for (int i = 0; i < freed.length; i++) {
             freed[i] = copyAt(i);
         }
