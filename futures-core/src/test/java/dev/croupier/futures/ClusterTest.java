@@ -161,6 +161,37 @@ class ClusterTest {
         return reader;
     }
 
+    /**
+     * A put object cannot be rebuilt, so one a task read stays while the task's lineage lives,
+     * though its ref was dropped unreleased: the task's lost output is rebuilt from it.
+     */
+    @Test
+    void aDroppedPutATaskReadStaysForTheTasksRebuild() throws InterruptedException {
+        try (Cluster c = TestClusters.small(2, spill).smallObjectBytes(0).start()) {
+            int[] where = new int[1];
+            ObjectRef<Integer> length = readerOfDroppedPut(c, where);
+            assertEquals(100_000, length.get(Duration.ofSeconds(30)));
+            for (int i = 0; i < 5; i++) {
+                System.gc();
+                Thread.sleep(10);
+            }
+            int reader = 1 - where[0];
+            c.killNode(reader);
+            c.restartNode(reader);
+            assertEquals(100_000, length.get(Duration.ofSeconds(30)));
+        }
+    }
+
+    /**
+     * A task on the other node than a put's, reading it; the put's ref is dropped on return,
+     * and {@code where[0]} is the put's node.
+     */
+    private static ObjectRef<Integer> readerOfDroppedPut(Cluster c, int[] where) {
+        ObjectRef<byte[]> put = c.put(new byte[100_000]);
+        where[0] = c.stats().nodes().stream().filter(n -> n.objects() > 0).findFirst().orElseThrow().nodeId();
+        return c.task((byte[] b) -> b.length, put).onNode(1 - where[0], Affinity.HARD).remote();
+    }
+
     /** A ref made and waited for in a frame of its own, so that nothing holds it on return. */
     private static void dropUnreleased(Cluster c) {
         ObjectRef<byte[]> dropped = c.task(() -> new byte[100_000]).remote();

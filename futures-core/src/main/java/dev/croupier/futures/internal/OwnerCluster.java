@@ -250,7 +250,8 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         OwnedObject[] deps = dependencies(b.args, b.name);
         TaskSpec spec = new TaskSpec(nextTask.incrementAndGet(), b.name, function(b),
                 backend.encodes() ? CodeFingerprint.of((Serializable) b.function) : null,
-                specArguments(b.args, b.name, deps), deps, multi, b.affinityNode, b.affinity, b.maxRetries, b.retryExceptions, b.cpus);
+                specArguments(b.args, b.name, deps), deps, putArguments(b.args), multi, b.affinityNode, b.affinity,
+                b.maxRetries, b.retryExceptions, b.cpus);
         OwnedObject[] outputs = new OwnedObject[numReturns];
         List<ObjectRef<T>> refs = new ArrayList<>(numReturns);
         for (int i = 0; i < numReturns; i++) {
@@ -323,8 +324,8 @@ public final class OwnerCluster implements Cluster, Backend.Events {
     /**
      * The arguments as a spec keeps them: a plain value as a payload, a ref as its entry, a ref
      * list as an array of entries. No ref is kept, so a ref its caller dropped is collected (its
-     * entry lives on in the lineage): at 100 TB, refs held by specs were 70 of the driver's 170
-     * bytes per object. A list whose entries are {@code deps} shares that array (a merge's or a
+     * entry lives on in the lineage; a put object's ref is kept apart, {@link #putArguments}):
+     * at 100 TB, refs held by specs were 70 of the driver's 170 bytes per object. A list whose entries are {@code deps} shares that array (a merge's or a
      * reducer's one list of distinct refs). Call after {@link #dependencies}, which checked the
      * refs.
      */
@@ -345,6 +346,30 @@ public final class OwnerCluster implements Cluster, Backend.Events {
             }
         }
         return out;
+    }
+
+    /**
+     * The refs among the arguments to objects made by {@code put}, or null if none: the spec
+     * keeps them ({@link TaskSpec#putArguments}).
+     */
+    private static ObjectRef<?>[] putArguments(Object[] args) {
+        List<ObjectRef<?>> puts = new ArrayList<>(0);
+        for (Object arg : args) {
+            if (arg instanceof ObjectRef<?> ref) {
+                addIfPut(ref, puts);
+            } else if (arg instanceof RefList<?> list) {
+                for (ObjectRef<?> ref : list.refs()) {
+                    addIfPut(ref, puts);
+                }
+            }
+        }
+        return puts.isEmpty() ? null : puts.toArray(new ObjectRef<?>[0]);
+    }
+
+    private static void addIfPut(ObjectRef<?> ref, List<ObjectRef<?>> puts) {
+        if (((OwnedRef<?>) ref).entry.creator == null) {
+            puts.add(ref);
+        }
     }
 
     /**

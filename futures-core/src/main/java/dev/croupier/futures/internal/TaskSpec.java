@@ -35,11 +35,19 @@ final class TaskSpec {
     final CodeFingerprint code;
     /**
      * Arguments: a plain value as a payload, a ref as its entry, a ref list as an array of
-     * entries; never a ref, so that refs the caller dropped are collected.
+     * entries; no ref, so that refs the caller dropped are collected (but see
+     * {@link #putArguments}).
      */
     final Object[] args;
     /** Every entry the arguments depend on, once each. */
     final OwnedObject[] deps;
+    /**
+     * The refs among the arguments to objects made by {@code put}, or null if none. Never read:
+     * it keeps them reachable, and with them their values, for as long as the spec's lineage
+     * may run it again, since a put object cannot be rebuilt. (Entries made by tasks need no
+     * ref: their creators rebuild them.)
+     */
+    final dev.croupier.futures.ObjectRef<?>[] putArguments;
     /** Return values; length 1 unless numReturns was set. */
     OwnedObject[] outputs;
     final boolean multiReturn;
@@ -60,14 +68,15 @@ final class TaskSpec {
     Attempt current;
 
     TaskSpec(long taskId, String name, Payload function, CodeFingerprint code, Object[] args, OwnedObject[] deps,
-             boolean multiReturn, int affinityNode, Affinity affinity, int maxRetries,
-             boolean retryExceptions, int cpus) {
+             dev.croupier.futures.ObjectRef<?>[] putArguments, boolean multiReturn, int affinityNode,
+             Affinity affinity, int maxRetries, boolean retryExceptions, int cpus) {
         this.taskId = taskId;
         this.name = name;
         this.function = function;
         this.code = code;
         this.args = args;
         this.deps = deps;
+        this.putArguments = putArguments;
         this.multiReturn = multiReturn;
         this.affinityNode = affinityNode;
         this.affinity = affinity;
