@@ -325,9 +325,9 @@ public final class OwnerCluster implements Cluster, Backend.Events {
      * The arguments as a spec keeps them: a plain value as a payload, a ref as its entry, a ref
      * list as an array of entries. No ref is kept, so a ref its caller dropped is collected (its
      * entry lives on in the lineage; a put object's ref is kept apart, {@link #putArguments}):
-     * at 100 TB, refs held by specs were 70 of the driver's 170 bytes per object. A list whose entries are {@code deps} shares that array (a merge's or a
-     * reducer's one list of distinct refs). Call after {@link #dependencies}, which checked the
-     * refs.
+     * at 100 TB, refs held by specs were 70 of the driver's 170 bytes per object. A list whose
+     * entries are {@code deps} shares that array (a merge's or a reducer's one list of distinct
+     * refs). Call after {@link #dependencies}, which checked the refs.
      */
     private Object[] specArguments(Object[] args, String taskName, OwnedObject[] deps) {
         Object[] out = new Object[args.length];

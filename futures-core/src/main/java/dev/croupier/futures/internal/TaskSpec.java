@@ -1,6 +1,7 @@
 package dev.croupier.futures.internal;
 
 import dev.croupier.futures.Affinity;
+import dev.croupier.futures.ObjectRef;
 import java.io.Serializable;
 
 /**
@@ -47,7 +48,7 @@ final class TaskSpec {
      * may run it again, since a put object cannot be rebuilt. (Entries made by tasks need no
      * ref: their creators rebuild them.)
      */
-    final dev.croupier.futures.ObjectRef<?>[] putArguments;
+    final ObjectRef<?>[] putArguments;
     /** Return values; length 1 unless numReturns was set. */
     OwnedObject[] outputs;
     final boolean multiReturn;
@@ -68,7 +69,7 @@ final class TaskSpec {
     Attempt current;
 
     TaskSpec(long taskId, String name, Payload function, CodeFingerprint code, Object[] args, OwnedObject[] deps,
-             dev.croupier.futures.ObjectRef<?>[] putArguments, boolean multiReturn, int affinityNode,
+             ObjectRef<?>[] putArguments, boolean multiReturn, int affinityNode,
              Affinity affinity, int maxRetries, boolean retryExceptions, int cpus) {
         this.taskId = taskId;
         this.name = name;
