@@ -43,6 +43,13 @@ final class PushMergeStrategy<I, B, O> {
         List<List<ObjectRef<B>>> maps;
         final List<ShuffleRun.Merge<B>> merges = new ArrayList<>();
         long submitted;
+
+        /** Blocks until every merge of the round is done. */
+        void awaitMerges() {
+            for (ShuffleRun.Merge<B> m : merges) {
+                m.merged().getFirst().whenDone().join();
+            }
+        }
     }
 
     List<PartitionOutput<O>> run() {
@@ -81,9 +88,7 @@ final class PushMergeStrategy<I, B, O> {
                 settle(previous, reduceInputs);
                 // Backpressure: the next round's maps wait until the merges of this one's
                 // predecessor are done.
-                for (ShuffleRun.Merge<B> m : previous.merges) {
-                    m.merged().getFirst().whenDone().join();
-                }
+                previous.awaitMerges();
             }
             // A best-effort deadline counts from here: until the previous round's merges are
             // done, this round's may wait behind them.
@@ -98,11 +103,7 @@ final class PushMergeStrategy<I, B, O> {
                 settle(round, reduceInputs);
             }
             // Like Magnet's merge finalization: the reduce stage starts once every merge is done.
-            for (Round round : rounds) {
-                for (ShuffleRun.Merge<B> m : round.merges) {
-                    m.merged().getFirst().whenDone().join();
-                }
-            }
+            rounds.forEach(Round::awaitMerges);
         }
         List<PartitionOutput<O>> outputs = run.submitReduces(reduceInputs);
         rounds.forEach(round -> ShuffleRun.releaseAll(round.maps));

@@ -90,10 +90,10 @@ final class NodeProcesses implements AutoCloseable {
      * which describe the driver's run (a node records or reads its own, {@link #aheadOfTimeCache};
      * several nodes recording into the driver's one file would corrupt it), nor the quiet the
      * launcher asks of a recording run (a node's log keeps what its VM prints), nor the driver's
-     * grant of native access: a node's is to the class path, always. A node runs the throughput collector
-     * unless the driver's flags choose one: its data lives in its store, and under G1 the kernels'
-     * arrays of a few MiB are humongous objects that start concurrent cycles on the task's cores
-     * (docs/benchmarks.md). On a {@code crowded} machine a node also compiles less
+     * grant of native access: a node's is to the class path, always. A node runs the throughput
+     * collector unless the driver's flags choose one: its data lives in its store, and under G1
+     * the kernels' arrays of a few MiB are humongous objects that start concurrent cycles on the
+     * task's cores (docs/benchmarks.md). On a {@code crowded} machine a node also compiles less
      * ({@link #FEWER_COMPILES}) unless the driver's flags set the JIT's thresholds. A node also
      * gets what keeps its log free of notices ({@link #QUIET}): a driver started with no flags
      * would give its nodes none, and a node killed with {@code kill -9} writes no line of its
@@ -138,10 +138,10 @@ final class NodeProcesses implements AutoCloseable {
 
     /**
      * Flags a node gets unless the driver's set the same option (native access, whatever the
-     * driver's grant): the native access its store uses, and the memory access of {@code sun.misc.Unsafe} its libraries make (gRPC's Netty,
-     * Chronicle), each of which JDK 25 otherwise announces on the node's standard error, and
-     * SLF4J's report that no logging backend is on the class path (Chronicle's; a node logs
-     * through {@link System.Logger}).
+     * driver's grant): the native access its store uses, and the memory access of
+     * {@code sun.misc.Unsafe} its libraries make (gRPC's Netty, Chronicle), each of which JDK 25
+     * otherwise announces on the node's standard error, and SLF4J's report that no logging
+     * backend is on the class path (Chronicle's; a node logs through {@link System.Logger}).
      */
     static final List<String> QUIET = List.of("--enable-native-access=ALL-UNNAMED",
             "--sun-misc-unsafe-memory-access=allow", "-Dslf4j.internal.verbosity=ERROR");

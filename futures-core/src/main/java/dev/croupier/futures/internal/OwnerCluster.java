@@ -250,7 +250,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         OwnedObject[] deps = dependencies(b.args, b.name);
         TaskSpec spec = new TaskSpec(nextTask.incrementAndGet(), b.name, function(b),
                 backend.encodes() ? CodeFingerprint.of((Serializable) b.function) : null,
-                specArguments(b.args, b.name, deps), deps, putArguments(b.args), multi, b.affinityNode, b.affinity,
+                specArguments(b.args, b.name, deps), deps, putArguments(b.args, deps), multi, b.affinityNode, b.affinity,
                 b.maxRetries, b.retryExceptions, b.cpus);
         OwnedObject[] outputs = new OwnedObject[numReturns];
         List<ObjectRef<T>> refs = new ArrayList<>(numReturns);
@@ -350,10 +350,18 @@ public final class OwnerCluster implements Cluster, Backend.Events {
 
     /**
      * The refs among the arguments to objects made by {@code put}, or null if none: the spec
-     * keeps them ({@link TaskSpec#putArguments}).
+     * keeps them ({@link TaskSpec#putArguments}). The arguments are searched only when one of
+     * their entries, {@code deps}, is a put's, which few tasks have.
      */
-    private static ObjectRef<?>[] putArguments(Object[] args) {
-        List<ObjectRef<?>> puts = new ArrayList<>(0);
+    private static ObjectRef<?>[] putArguments(Object[] args, OwnedObject[] deps) {
+        boolean anyPut = false;
+        for (OwnedObject dep : deps) {
+            anyPut |= dep.creator == null;
+        }
+        if (!anyPut) {
+            return null;
+        }
+        List<ObjectRef<?>> puts = new ArrayList<>(2);
         for (Object arg : args) {
             if (arg instanceof ObjectRef<?> ref) {
                 addIfPut(ref, puts);
