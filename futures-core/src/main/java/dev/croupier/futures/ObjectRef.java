@@ -28,10 +28,17 @@ public interface ObjectRef<T> extends AutoCloseable {
     /** Like {@link #get()}, throwing {@link GetTimeoutException} after {@code timeout}. */
     T get(Duration timeout);
 
-    /** Whether the value is ready, or its task has failed or been cancelled. */
+    /**
+     * Whether the value is ready, or its task has failed or been cancelled. May be asked after
+     * {@link #release()}: false once the object has been freed.
+     */
     boolean isDone();
 
-    /** Encoded size of the value in bytes once it is ready, or -1 before. */
+    /**
+     * Encoded size of the value in bytes once it is ready, or -1 before. May be asked after
+     * {@link #release()}: -1 once the object has been freed. All outputs of one task settle
+     * together, so a {@link #whenDone()} callback of one finds its siblings' sizes.
+     */
     long byteSize();
 
     /**

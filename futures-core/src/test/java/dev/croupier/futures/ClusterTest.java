@@ -15,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -301,6 +302,40 @@ class ClusterTest {
             List<ObjectRef<Integer>> wrong = c.task(() -> List.of(1)).<Integer>numReturns(2).remote();
             TaskFailedException e = assertThrows(TaskFailedException.class, () -> wrong.get(1).get());
             assertTrue(e.getMessage().contains("numReturns(2)"), e.getMessage());
+        }
+    }
+
+    /**
+     * A task's outputs settle together: a callback on the first finds every sibling done, ready
+     * ones with their sizes, and so for a failure. Sizes may be asked after release: -1 once
+     * the object is freed.
+     */
+    @Test
+    void aTasksOutputsSettleTogetherSoACallbackOnOneSeesThemAll() {
+        try (Cluster c = TestClusters.start(2, spill)) {
+            List<ObjectRef<byte[]>> parts = c.task(() -> List.of(new byte[10], new byte[2_000], new byte[300_000]))
+                    .<byte[]>numReturns(3).remote();
+            long[] seen = parts.getFirst().whenDone()
+                    .thenApply(first -> parts.stream().mapToLong(ObjectRef::byteSize).toArray()).join();
+            long[] later = parts.stream().mapToLong(ObjectRef::byteSize).toArray();
+            assertArrayEquals(later, seen, "the sizes the first output's callback saw");
+            assertTrue(later[0] > 10 && later[1] > 2_000 && later[2] > 300_000, Arrays.toString(later));
+
+            parts.get(2).release();
+            assertEquals(-1, parts.get(2).byteSize(), "a released ref's freed object has no size");
+            assertFalse(parts.get(2).isDone());
+
+            List<ObjectRef<byte[]>> failed = c.<byte[]>task(() -> {
+                throw new IllegalStateException("no parts today");
+            }).<byte[]>numReturns(3).remote();
+            boolean[] done = failed.getFirst().whenDone().thenApply(first -> {
+                boolean[] d = new boolean[failed.size()];
+                for (int i = 0; i < d.length; i++) {
+                    d[i] = failed.get(i).isDone();
+                }
+                return d;
+            }).join();
+            assertArrayEquals(new boolean[] {true, true, true}, done, "the failed task's outputs, from the first's callback");
         }
     }
 

@@ -15,13 +15,27 @@ import java.util.Map;
 final class Phases {
     private final Map<String, Phase> byName = new LinkedHashMap<>();
 
-    /** Counts {@code refs} in phase {@code name}, whose clock starts at its first tracked task. */
-    synchronized void track(String name, List<? extends ObjectRef<?>> refs) {
+    /**
+     * Counts a task of phase {@code name}, whose clock starts at its first tracked task, and the
+     * bytes of {@code outputs}, outputs of that one task: one callback for the task, on its first
+     * output, since the runtime settles a task's outputs together (a waiter on one finds the
+     * others settled and none freed yet; a ref answers its size after release too). A callback
+     * per output was a future per object: with 100 outputs a map, two fifths of the driver's
+     * work submitting the 100 TB graph's maps (docs/benchmarks.md).
+     */
+    synchronized void track(String name, List<? extends ObjectRef<?>> outputs) {
         Phase phase = byName.computeIfAbsent(name, n -> new Phase(n, System.nanoTime()));
         phase.addTask();
-        for (ObjectRef<?> ref : refs) {
-            ref.whenDone().thenAccept(done -> phase.done(Math.max(0, done.byteSize())));
+        if (outputs.isEmpty()) {
+            return;
         }
+        outputs.getFirst().whenDone().thenRun(() -> {
+            long bytes = 0;
+            for (ObjectRef<?> ref : outputs) {
+                bytes += Math.max(0, ref.byteSize());
+            }
+            phase.done(bytes);
+        });
     }
 
     /** The phases so far, in the order they began. */

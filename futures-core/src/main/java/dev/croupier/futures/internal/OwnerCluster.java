@@ -778,18 +778,28 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         // Release the arguments before waking anyone: a caller who has every value must find
         // nothing still held for this task.
         releaseDeps(spec);
-        for (int i = 0; i < spec.outputs.length; i++) {
-            OwnedObject out = spec.outputs[i];
-            byte[] frame = i < inline.length ? inline[i] : null;
-            List<Runnable> waiters = frame != null ? out.markReadyInline(frame, completionSeq.incrementAndGet())
-                    : out.markReady(node, sizes[i], completionSeq.incrementAndGet());
-            if (waiters == OwnedObject.REJECTED) {
-                discardOutputs(node, new OwnedObject[] {out});
-            } else {
-                Trampoline.runAll(waiters);
-                if (out.unneeded()) {
-                    freeEntry(out);
+        // The outputs settle together: a waiter on one finds its siblings ready, and none of
+        // them freed yet (shuffle-lib's phase report reads a task's output sizes that way).
+        Trampoline.settleTogether(() -> {
+            for (int i = 0; i < spec.outputs.length; i++) {
+                OwnedObject out = spec.outputs[i];
+                byte[] frame = i < inline.length ? inline[i] : null;
+                List<Runnable> waiters = frame != null ? out.markReadyInline(frame, completionSeq.incrementAndGet())
+                        : out.markReady(node, sizes[i], completionSeq.incrementAndGet());
+                if (waiters == OwnedObject.REJECTED) {
+                    discardOutputs(node, new OwnedObject[] {out});
+                } else {
+                    Trampoline.runAll(waiters);
                 }
+            }
+        }, () -> freeUnneeded(spec.outputs));
+    }
+
+    /** Frees each of {@code outputs} that nothing needs: settled with no ref or task left to read it. */
+    private void freeUnneeded(OwnedObject[] outputs) {
+        for (OwnedObject out : outputs) {
+            if (out.unneeded()) {
+                freeEntry(out);
             }
         }
     }
@@ -876,12 +886,11 @@ public final class OwnerCluster implements Cluster, Backend.Events {
     }
 
     private void failOutputs(TaskSpec spec, CroupierException error) {
-        for (OwnedObject out : spec.outputs) {
-            Trampoline.runAll(out.markFailed(error, completionSeq.incrementAndGet()));
-            if (out.unneeded()) {
-                freeEntry(out);
+        Trampoline.settleTogether(() -> {
+            for (OwnedObject out : spec.outputs) {
+                Trampoline.runAll(out.markFailed(error, completionSeq.incrementAndGet()));
             }
-        }
+        }, () -> freeUnneeded(spec.outputs));
     }
 
     private void releaseDeps(TaskSpec spec) {

@@ -26,6 +26,50 @@ final class Trampoline {
         }
         queue = new ArrayDeque<>(waiters);
         QUEUE.set(queue);
+        drain(queue);
+    }
+
+    /**
+     * Runs {@code settle}, which settles several entries, with every waiter it releases queued
+     * until it returns, then {@code after} behind them: so a waiter of one entry finds the
+     * others settled, and {@code after} runs once the waiters have. Nested in a running
+     * {@link #runAll}, all of it queues behind what that call has queued.
+     */
+    static void settleTogether(Runnable settle, Runnable after) {
+        ArrayDeque<Runnable> queue = QUEUE.get();
+        if (queue != null) {
+            settle.run();
+            queue.add(after);
+            return;
+        }
+        queue = new ArrayDeque<>();
+        QUEUE.set(queue);
+        RuntimeException failed = null;
+        try {
+            settle.run();
+        } catch (RuntimeException e) {
+            failed = e; // what it released so far must still run
+        } catch (Error e) {
+            QUEUE.remove();
+            throw e;
+        }
+        queue.add(after);
+        try {
+            drain(queue);
+        } catch (RuntimeException e) {
+            if (failed == null) {
+                failed = e;
+            } else {
+                failed.addSuppressed(e);
+            }
+        }
+        if (failed != null) {
+            throw failed;
+        }
+    }
+
+    /** Runs the queue to its end, then drops it; throws the first waiter's failure, if any. */
+    private static void drain(ArrayDeque<Runnable> queue) {
         RuntimeException first = null;
         try {
             Runnable r;
