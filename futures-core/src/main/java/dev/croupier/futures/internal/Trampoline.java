@@ -37,30 +37,32 @@ final class Trampoline {
      */
     static void settleTogether(Runnable settle, Runnable after) {
         ArrayDeque<Runnable> queue = QUEUE.get();
-        if (queue != null) {
-            settle.run();
-            queue.add(after);
-            return;
+        boolean outer = queue == null;
+        if (outer) {
+            queue = new ArrayDeque<>();
+            QUEUE.set(queue);
         }
-        queue = new ArrayDeque<>();
-        QUEUE.set(queue);
         RuntimeException failed = null;
         try {
             settle.run();
         } catch (RuntimeException e) {
-            failed = e; // what it released so far must still run
+            failed = e; // what it settled before failing still wakes its waiters, then after
         } catch (Error e) {
-            QUEUE.remove();
+            if (outer) {
+                QUEUE.remove();
+            }
             throw e;
         }
         queue.add(after);
-        try {
-            drain(queue);
-        } catch (RuntimeException e) {
-            if (failed == null) {
-                failed = e;
-            } else {
-                failed.addSuppressed(e);
+        if (outer) {
+            try {
+                drain(queue);
+            } catch (RuntimeException e) {
+                if (failed == null) {
+                    failed = e;
+                } else {
+                    failed.addSuppressed(e);
+                }
             }
         }
         if (failed != null) {
