@@ -58,11 +58,7 @@ final class Trampoline {
             try {
                 drain(queue);
             } catch (RuntimeException e) {
-                if (failed == null) {
-                    failed = e;
-                } else {
-                    failed.addSuppressed(e);
-                }
+                failed = firstOf(failed, e);
             }
         }
         if (failed != null) {
@@ -80,11 +76,7 @@ final class Trampoline {
                     r.run();
                 } catch (RuntimeException e) {
                     // Every waiter must run, or the tasks behind it would wait forever.
-                    if (first == null) {
-                        first = e;
-                    } else {
-                        first.addSuppressed(e);
-                    }
+                    first = firstOf(first, e);
                 }
             }
         } finally {
@@ -93,5 +85,14 @@ final class Trampoline {
         if (first != null) {
             throw first;
         }
+    }
+
+    /** {@code next} if it is the first failure, else {@code first} carrying {@code next} as suppressed. */
+    private static RuntimeException firstOf(RuntimeException first, RuntimeException next) {
+        if (first == null) {
+            return next;
+        }
+        first.addSuppressed(next);
+        return first;
     }
 }
