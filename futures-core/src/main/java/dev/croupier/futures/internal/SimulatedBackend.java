@@ -23,12 +23,16 @@ import java.util.concurrent.atomic.AtomicLong;
  * partition); any other task makes as many bytes as its arguments hold. Either is divided among
  * the outputs, the remainder to the first ones, so bytes are conserved exactly through a graph.
  *
- * <p>One clock thread keeps the attempts' finishing times and reports outcomes in their order;
- * the owner's work on an outcome (waking dependents, which dispatches more) runs on that
- * thread, as it runs on a transport thread in the other backends. A node's queued attempt starts
- * when the one before it was due to end, however late the clock thread reports that end, as a
- * node process starts its queue without the owner. Thread-safe: the nodes' queues
- * and the clock are guarded by this backend's monitor; outcomes are reported outside it.
+ * <p>One clock thread keeps the attempts' finishing times. It hands the outcomes due to report
+ * lanes, one per core, a node always to the same lane, which report each lane's in order: the
+ * owner's work on an outcome (waking dependents, which dispatches more) runs there, as it runs
+ * on the transport's event loops for node processes (each node's stream on one of them) and on
+ * the nodes' own threads in an embedded cluster. One thread for all outcomes handled a push*
+ * round's 100 merges one after another, and the next round's maps waited for the last of them
+ * (docs/benchmarks.md, "Outcomes on a lane per core"). A node's queued attempt starts when the
+ * one before it was due to end, however late its outcome is reported, as a node process starts
+ * its queue without the owner. Thread-safe: the nodes' queues and the clock are guarded by this
+ * backend's monitor; outcomes are reported outside it.
  */
 final class SimulatedBackend implements Backend {
 
@@ -119,6 +123,7 @@ final class SimulatedBackend implements Backend {
     private long seq;
     private boolean closed;
     private Thread clockThread;
+    private final ReportLane[] lanes;
     private volatile Events events;
 
     /**
@@ -132,6 +137,54 @@ final class SimulatedBackend implements Backend {
         this.taskNanos = taskNanos;
         this.sourceBytes = sourceBytes;
         this.objectStoreBytes = objectStoreBytes;
+        this.lanes = new ReportLane[Math.max(1, Math.min(nodes, Runtime.getRuntime().availableProcessors()))];
+    }
+
+    /** A thread that reports the outcomes handed to it, in the order they came. */
+    private final class ReportLane implements Runnable {
+        // guarded by this lane
+        private ArrayList<Finish> due = new ArrayList<>();
+        private boolean stopped;
+
+        /** Queues outcomes to report; called by the clock thread. */
+        synchronized void hand(List<Finish> finished) {
+            boolean wake = due.isEmpty();
+            due.addAll(finished);
+            if (wake) {
+                notifyAll();
+            }
+        }
+
+        synchronized void stop() {
+            stopped = true;
+            notifyAll();
+        }
+
+        @Override
+        public void run() {
+            ArrayList<Finish> batch = new ArrayList<>();
+            while (true) {
+                synchronized (this) {
+                    while (due.isEmpty() && !stopped) {
+                        try {
+                            wait();
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                    }
+                    if (stopped) {
+                        return;
+                    }
+                    ArrayList<Finish> taken = due;
+                    due = batch;
+                    batch = taken;
+                }
+                for (Finish f : batch) {
+                    report(f);
+                }
+                batch.clear();
+            }
+        }
     }
 
     @Override
@@ -142,6 +195,10 @@ final class SimulatedBackend implements Backend {
             links.add(startNode(i));
         }
         synchronized (this) {
+            for (int i = 0; i < lanes.length; i++) {
+                lanes[i] = new ReportLane();
+                Thread.ofPlatform().daemon().name("croupier-simulated-lane-" + i).start(lanes[i]);
+            }
             clockThread = Thread.ofPlatform().daemon().name("croupier-simulated-clock").start(this::runClock);
         }
         return links;
@@ -273,6 +330,11 @@ final class SimulatedBackend implements Backend {
             t = clockThread;
             notifyAll();
         }
+        for (ReportLane lane : lanes) {
+            if (lane != null) {
+                lane.stop();
+            }
+        }
         if (t != null && t != Thread.currentThread()) {
             try {
                 t.join(TimeUnit.SECONDS.toMillis(10));
@@ -282,19 +344,24 @@ final class SimulatedBackend implements Backend {
         }
     }
 
-    /** The clock: reports each attempt when it is due, then starts what its node had queued. */
+    /**
+     * The clock: at each attempt's due time, frees its slots and starts what its node had
+     * queued; hands every outcome then due to its node's lane, all of them at once.
+     */
     private void runClock() {
+        List<List<Finish>> byLane = new ArrayList<>(lanes.length);
+        for (int i = 0; i < lanes.length; i++) {
+            byLane.add(new ArrayList<>());
+        }
         while (true) {
-            Finish f;
             synchronized (this) {
                 while (true) {
                     if (closed) {
                         return;
                     }
-                    f = clock.peek();
+                    Finish f = clock.peek();
                     long wait = f == null ? Long.MAX_VALUE : f.at - System.nanoTime();
                     if (wait <= 0) {
-                        clock.poll();
                         break;
                     }
                     try {
@@ -303,12 +370,21 @@ final class SimulatedBackend implements Backend {
                         return;
                     }
                 }
-                release(f.node, f.call.cpus(), f.at);
-                if (f.node.dead) {
-                    continue;
+                long now = System.nanoTime();
+                for (Finish f = clock.peek(); f != null && f.at <= now; f = clock.peek()) {
+                    clock.poll();
+                    release(f.node, f.call.cpus(), f.at);
+                    if (!f.node.dead) {
+                        byLane.get(f.node.link.id % lanes.length).add(f);
+                    }
                 }
             }
-            report(f);
+            for (int i = 0; i < lanes.length; i++) {
+                if (!byLane.get(i).isEmpty()) {
+                    lanes[i].hand(byLane.get(i));
+                    byLane.get(i).clear();
+                }
+            }
         }
     }
 
