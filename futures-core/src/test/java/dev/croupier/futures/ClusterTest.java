@@ -313,6 +313,8 @@ class ClusterTest {
     @Test
     void aTasksOutputsSettleTogetherSoACallbackOnOneSeesThemAll() {
         try (Cluster c = TestClusters.start(2, spill)) {
+            ObjectRef<byte[]> earlier = c.task(() -> new byte[1]).remote();
+            earlier.get();
             List<ObjectRef<byte[]>> parts = c.task(() -> List.of(new byte[10], new byte[2_000], new byte[300_000]))
                     .<byte[]>numReturns(3).remote();
             long[] seen = parts.getFirst().whenDone()
@@ -320,6 +322,10 @@ class ClusterTest {
             long[] later = parts.stream().mapToLong(ObjectRef::byteSize).toArray();
             assertArrayEquals(later, seen, "the sizes the first output's callback saw");
             assertTrue(later[0] > 10 && later[1] > 2_000 && later[2] > 300_000, Arrays.toString(later));
+            // settled together, the outputs completed at one moment: wait lists them as given
+            List<ObjectRef<byte[]>> given = List.of(parts.get(2), earlier, parts.get(0), parts.get(1));
+            assertEquals(List.of(earlier, parts.get(2), parts.get(0), parts.get(1)),
+                    c.wait(given, 4, Duration.ofSeconds(30)).ready());
 
             parts.get(2).release();
             assertEquals(-1, parts.get(2).byteSize(), "a released ref's freed object has no size");

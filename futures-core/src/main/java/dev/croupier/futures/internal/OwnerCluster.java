@@ -780,12 +780,15 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         releaseDeps(spec);
         // The outputs settle together: a waiter on one finds its siblings ready, and none of
         // them freed yet (shuffle-lib's phase report reads a task's output sizes that way).
+        // They share one place in the order of completions (wait lists them by it), so that
+        // a task of many outputs takes the owner's shared counter once, not once for each.
+        long seq = completionSeq.incrementAndGet();
         Trampoline.settleTogether(() -> {
             for (int i = 0; i < spec.outputs.length; i++) {
                 OwnedObject out = spec.outputs[i];
                 byte[] frame = i < inline.length ? inline[i] : null;
-                List<Runnable> waiters = frame != null ? out.markReadyInline(frame, completionSeq.incrementAndGet())
-                        : out.markReady(node, sizes[i], completionSeq.incrementAndGet());
+                List<Runnable> waiters = frame != null ? out.markReadyInline(frame, seq)
+                        : out.markReady(node, sizes[i], seq);
                 if (waiters == OwnedObject.REJECTED) {
                     discardOutputs(node, new OwnedObject[] {out});
                 } else {
@@ -886,9 +889,10 @@ public final class OwnerCluster implements Cluster, Backend.Events {
     }
 
     private void failOutputs(TaskSpec spec, CroupierException error) {
+        long seq = completionSeq.incrementAndGet();
         Trampoline.settleTogether(() -> {
             for (OwnedObject out : spec.outputs) {
-                Trampoline.runAll(out.markFailed(error, completionSeq.incrementAndGet()));
+                Trampoline.runAll(out.markFailed(error, seq));
             }
         }, () -> freeUnneeded(spec.outputs));
     }

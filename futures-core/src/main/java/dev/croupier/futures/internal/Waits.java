@@ -16,7 +16,8 @@ import java.util.List;
 /**
  * {@code Cluster.wait}: a callback on each pending entry counts it settled and wakes the waiter
  * once enough are; the done refs are ordered by the entries' completion sequence numbers,
- * which the owner assigns when an entry settles. Stateless.
+ * which the owner assigns when an entry settles, one per task (its outputs settle together),
+ * and refs of the same number keep the order they were given in. Stateless.
  */
 final class Waits {
 
