@@ -50,10 +50,24 @@ final class NodeLink {
     private volatile int movable;
     private volatile boolean alive = true;
 
+    /**
+     * The identity hash, taken once at construction. Maps keyed by links (a backend's per-node
+     * state, placement's bytes per node) hash a link on every lookup, and a link's monitor,
+     * contended by the threads that report outcomes, is soon inflated: the identity hash of an
+     * object whose monitor is inflated is a call into the VM each time.
+     */
+    private final int hash = System.identityHashCode(this);
+
     NodeLink(int id, int cpus, String address) {
         this.id = id;
         this.cpus = cpus;
         this.address = address;
+    }
+
+    /** Consistent with identity equality, which links keep. */
+    @Override
+    public int hashCode() {
+        return hash;
     }
 
     boolean alive() {

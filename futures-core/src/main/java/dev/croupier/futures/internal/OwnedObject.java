@@ -95,6 +95,11 @@ final class OwnedObject {
         return state == State.READY || state == State.FAILED;
     }
 
+    /** The size once ready or failed, else -1: {@link #isDone} and {@link #size} in one look. */
+    synchronized long doneSize() {
+        return state == State.READY || state == State.FAILED ? size : -1;
+    }
+
     /** Ready with a copy on a live node. */
     synchronized boolean isAvailable() {
         return state == State.READY && held();

@@ -74,7 +74,7 @@ final class OwnedRef<T> implements ObjectRef<T> {
 
     @Override
     public long byteSize() {
-        return entry.isDone() ? entry.size() : -1;
+        return entry.doneSize();
     }
 
     @Override
