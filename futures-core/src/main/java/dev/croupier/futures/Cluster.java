@@ -75,7 +75,8 @@ public interface Cluster extends AutoCloseable {
 
     /**
      * Waits until {@code numReady} of {@code refs} are done or {@code timeout} passes. The
-     * result lists at most {@code numReady} done refs in completion order, and the rest.
+     * result lists at most {@code numReady} done refs in completion order, and the rest. The
+     * outputs of one task complete together, so among themselves they keep the order given.
      */
     <T> WaitResult<T> wait(List<? extends ObjectRef<T>> refs, int numReady, Duration timeout);
 
