@@ -558,7 +558,9 @@ public final class OwnerCluster implements Cluster, Backend.Events {
     /**
      * The oldest movable task of the node with the most of them waiting, if it fits
      * {@code thief}. A task found to have its arguments on its node is not moved but kept there
-     * (found at most once each), as {@code docs/architecture.md} says under "Room".
+     * (found at most once each), as {@code docs/architecture.md} says under "Room"; the node is
+     * then filled, since while the task was out of its list the node's own fill, on another
+     * thread, may have found nothing and left its room unused.
      */
     private TaskSpec.Ready stealFor(NodeLink thief) {
         while (true) {
@@ -577,6 +579,9 @@ public final class OwnerCluster implements Cluster, Backend.Events {
             }
             if (!victim.await(ready, true)) {
                 schedule(ready.spec(), ready.generation());
+            } else if (victim.hasRoom()) {
+                NodeLink kept = victim;
+                Trampoline.runAll(List.of(() -> fill(kept))); // queued behind this fill if nested, never deeper
             }
         }
     }
