@@ -722,6 +722,37 @@ class ClusterTest {
         }
     }
 
+    /**
+     * A node with room takes soft work waiting for a busy node, but not a task whose arguments
+     * are on that node (a store-sized object): that one stays, even though it became ready
+     * before the soft work that moves.
+     */
+    @Test
+    void aWaitingTaskWhoseArgumentsAreOnItsNodeStaysWhileSoftWorkMoves() throws Exception {
+        try (Cluster c = TestClusters.small(2, spill).cpusPerNode(1).start()) {
+            ObjectRef<byte[]> big = c.task(() -> new byte[1 << 20]).name("big").onNode(0, Affinity.HARD).remote();
+            assertEquals(1 << 20, big.get(Duration.ofSeconds(30)).length);
+            Blocker blocked = block(c, 0);
+            List<ObjectRef<Integer>> queued = numbered(c, 1, "queued", 0, Affinity.HARD); // node 0 is full now
+            List<ObjectRef<Integer>> local = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                local.add(c.task((byte[] b) -> b.length, big).name("local").remote());
+            }
+            List<ObjectRef<Integer>> soft = numbered(c, 2, "soft", 0, Affinity.SOFT);
+            for (ObjectRef<Integer> s : soft) {
+                s.get(Duration.ofSeconds(30));
+            }
+            assertEquals(Map.of(1, 2L), perNode(c, "soft"), "node 1 took the soft work, passing over the older local tasks");
+            assertEquals(Map.of(), perNode(c, "local"));
+            blocked.unblock();
+            assertEquals(0, queued.getFirst().get(Duration.ofSeconds(30)));
+            for (ObjectRef<Integer> l : local) {
+                assertEquals(1 << 20, l.get(Duration.ofSeconds(30)));
+            }
+            assertEquals(Map.of(0, 3L), perNode(c, "local"));
+        }
+    }
+
     @Test
     void tasksWaitingAtTheDriverRunInTheOrderTheyBecameReady() throws Exception {
         try (Cluster c = TestClusters.small(1, spill).cpusPerNode(1).start()) {

@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 
 /**
  * The owner's view of one node incarnation: its id, CPU slots and address, whether the owner
@@ -140,17 +141,28 @@ final class NodeLink {
         return movable;
     }
 
-    /** Takes the oldest waiting task that may run elsewhere and needs at most {@code cpus} slots; null if none. */
-    synchronized TaskSpec.Ready steal(int cpus) {
-        for (Iterator<TaskSpec.Ready> it = preferring.iterator(); it.hasNext(); ) {
+    /**
+     * Takes the oldest waiting task that may run elsewhere, needs at most {@code cpus} slots and
+     * does not {@code stay}; null if none. Those found to stay (their arguments are here) are
+     * kept as pinned in the same step, under this link's monitor: a task taken out to be looked
+     * at and put back later was, for that moment, in no list, and this node's own fill, on
+     * another thread, could find nothing, return, and leave it waiting beside an idle node.
+     */
+    synchronized TaskSpec.Ready steal(int cpus, Predicate<TaskSpec.Ready> stays) {
+        TaskSpec.Ready taken = null;
+        for (Iterator<TaskSpec.Ready> it = preferring.iterator(); it.hasNext() && taken == null; ) {
             TaskSpec.Ready ready = it.next();
             if (ready.spec().cpus <= cpus) {
                 it.remove();
-                movable = preferring.size();
-                return ready;
+                if (stays.test(ready)) {
+                    pinned.add(ready);
+                } else {
+                    taken = ready;
+                }
             }
         }
-        return null;
+        movable = preferring.size();
+        return taken;
     }
 
     /**

@@ -556,33 +556,35 @@ public final class OwnerCluster implements Cluster, Backend.Events {
     }
 
     /**
-     * The oldest movable task of the node with the most of them waiting, if it fits
-     * {@code thief}. A task found to have its arguments on its node is not moved but kept there
-     * (found at most once each), as {@code docs/architecture.md} says under "Room"; the node is
-     * then filled, since while the task was out of its list the node's own fill, on another
-     * thread, may have found nothing and left its room unused.
+     * The oldest movable task that fits {@code thief}, from the node with the most of them
+     * waiting, or failing that the next. A task found to have its arguments on its node is not
+     * moved but kept there (found at most once each), as {@code docs/architecture.md} says under
+     * "Room".
      */
     private TaskSpec.Ready stealFor(NodeLink thief) {
+        java.util.BitSet tried = null; // victims with nothing to give, made only when one had none
         while (true) {
             NodeLink victim = null;
             int most = 0;
             for (NodeLink n : nodes) {
-                int waiting = n == thief ? 0 : n.stealable();
+                int waiting = n == thief || tried != null && tried.get(n.id) ? 0 : n.stealable();
                 if (waiting > most) {
                     victim = n;
                     most = waiting;
                 }
             }
-            TaskSpec.Ready ready = victim == null ? null : victim.steal(thief.cpus);
-            if (ready == null || !placement.holdsArguments(ready.spec(), victim)) {
+            if (victim == null) {
+                return null;
+            }
+            NodeLink from = victim;
+            TaskSpec.Ready ready = victim.steal(thief.cpus, r -> placement.holdsArguments(r.spec(), from));
+            if (ready != null) {
                 return ready;
             }
-            if (!victim.await(ready, true)) {
-                schedule(ready.spec(), ready.generation());
-            } else if (victim.hasRoom()) {
-                NodeLink kept = victim;
-                Trampoline.runAll(List.of(() -> fill(kept))); // queued behind this fill if nested, never deeper
+            if (tried == null) {
+                tried = new java.util.BitSet(nodes.size());
             }
+            tried.set(victim.id);
         }
     }
 
