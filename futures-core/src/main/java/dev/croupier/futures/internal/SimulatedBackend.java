@@ -8,6 +8,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.PriorityQueue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -123,7 +125,8 @@ final class SimulatedBackend implements Backend {
     private long seq;
     private boolean closed;
     private Thread clockThread;
-    private final ReportLane[] lanes;
+    /** One thread each, reporting in the order handed: a node's outcomes always go to the same one. */
+    private final ExecutorService[] lanes;
     private volatile Events events;
 
     /**
@@ -137,54 +140,7 @@ final class SimulatedBackend implements Backend {
         this.taskNanos = taskNanos;
         this.sourceBytes = sourceBytes;
         this.objectStoreBytes = objectStoreBytes;
-        this.lanes = new ReportLane[Math.max(1, Math.min(nodes, Runtime.getRuntime().availableProcessors()))];
-    }
-
-    /** A thread that reports the outcomes handed to it, in the order they came. */
-    private final class ReportLane implements Runnable {
-        // guarded by this lane
-        private ArrayList<Finish> due = new ArrayList<>();
-        private boolean stopped;
-
-        /** Queues outcomes to report; called by the clock thread. */
-        synchronized void hand(List<Finish> finished) {
-            boolean wake = due.isEmpty();
-            due.addAll(finished);
-            if (wake) {
-                notifyAll();
-            }
-        }
-
-        synchronized void stop() {
-            stopped = true;
-            notifyAll();
-        }
-
-        @Override
-        public void run() {
-            ArrayList<Finish> batch = new ArrayList<>();
-            while (true) {
-                synchronized (this) {
-                    while (due.isEmpty() && !stopped) {
-                        try {
-                            wait();
-                        } catch (InterruptedException e) {
-                            return;
-                        }
-                    }
-                    if (stopped) {
-                        return;
-                    }
-                    ArrayList<Finish> taken = due;
-                    due = batch;
-                    batch = taken;
-                }
-                for (Finish f : batch) {
-                    report(f);
-                }
-                batch.clear();
-            }
-        }
+        this.lanes = new ExecutorService[Math.max(1, Math.min(nodes, Runtime.getRuntime().availableProcessors()))];
     }
 
     @Override
@@ -196,8 +152,8 @@ final class SimulatedBackend implements Backend {
         }
         synchronized (this) {
             for (int i = 0; i < lanes.length; i++) {
-                lanes[i] = new ReportLane();
-                Thread.ofPlatform().daemon().name("croupier-simulated-lane-" + i).start(lanes[i]);
+                lanes[i] = Executors.newSingleThreadExecutor(
+                        Thread.ofPlatform().daemon().name("croupier-simulated-lane-" + i).factory());
             }
             clockThread = Thread.ofPlatform().daemon().name("croupier-simulated-clock").start(this::runClock);
         }
@@ -330,16 +286,17 @@ final class SimulatedBackend implements Backend {
             t = clockThread;
             notifyAll();
         }
-        for (ReportLane lane : lanes) {
-            if (lane != null) {
-                lane.stop();
-            }
-        }
         if (t != null && t != Thread.currentThread()) {
             try {
                 t.join(TimeUnit.SECONDS.toMillis(10));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+            }
+        }
+        // after the clock, which hands them work until it stops
+        for (ExecutorService lane : lanes) {
+            if (lane != null) {
+                lane.shutdownNow();
             }
         }
     }
@@ -381,8 +338,9 @@ final class SimulatedBackend implements Backend {
             }
             for (int i = 0; i < lanes.length; i++) {
                 if (!byLane.get(i).isEmpty()) {
-                    lanes[i].hand(byLane.get(i));
+                    List<Finish> batch = List.copyOf(byLane.get(i));
                     byLane.get(i).clear();
+                    lanes[i].execute(() -> batch.forEach(this::report));
                 }
             }
         }
