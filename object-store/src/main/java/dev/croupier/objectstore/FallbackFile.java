@@ -20,7 +20,7 @@ import java.nio.file.Path;
 final class FallbackFile implements AutoCloseable {
 
     private final Path file;
-    private final NativeFiles.SharedMapping mapping;
+    private final NativeFiles.Mapping mapping;
     private final MemorySegment segment;
 
     FallbackFile(Path file, long size) throws IOException {

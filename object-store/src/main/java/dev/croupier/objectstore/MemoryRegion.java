@@ -7,20 +7,25 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * The store's memory: one file of {@code capacity} bytes mapped read-write into a shared
- * {@link Arena}, carved up by a {@link FreeListAllocator}.
+ * The store's memory: {@code capacity} bytes mapped read-write into a shared {@link Arena},
+ * carved up by a {@link FreeListAllocator}. Either a file of the memory folder, which other
+ * processes may map, or this process's own anonymous memory.
  *
- * <p>Design note: the file lives in the memory directory (tmpfs {@code /dev/shm} by default), so
- * its pages are RAM that other processes can map by (file, offset, length) for zero-copy reads,
- * as Ray's plasma store does. Closing the arena unmaps the file at once (no wait for GC). The
- * file starts sparse, so a store costs memory only as it is used: blocks are
- * {@link NativeFiles#reserve reserved} ahead of the highest byte handed out ({@link #reserveTo}),
- * {@value #GROWTH_BYTES} bytes at a time, before anything is written there, so touching a page
- * can never fault on a full tmpfs. When the memory folder is full the reservation fails, and the
- * store gives up the rest of its capacity ({@link FreeListAllocator#retire}) instead. Reserved
- * blocks are also {@link NativeFiles#populate populated} into the mapping in the same step, so
- * the writers that fill them take no page fault per page. The mapping is
- * {@link NativeFiles#adviseRandom advised random}, which makes its close cheaper.
+ * <p>Design note: a shared region's file lives in the memory directory (tmpfs {@code /dev/shm}
+ * by default), so its pages are RAM that other processes can map by (file, offset, length) for
+ * zero-copy reads, as Ray's plasma store does. A store only its own process reads (the nodes of
+ * an embedded cluster) needs no file: its region is {@link NativeFiles#mapPrivate private}
+ * memory, whose fresh pages cost less to touch, and which leaves nothing in the memory folder if
+ * the process is killed. Closing the arena unmaps the region at once (no wait for GC). The
+ * region starts sparse, so a store costs memory only as it is used: blocks are made real ahead
+ * of the highest byte handed out ({@link #reserveTo}), {@value #GROWTH_BYTES} bytes at a time,
+ * before anything is written there. A file's blocks are first {@link NativeFiles#reserve
+ * reserved}, so touching a page can never fault on a full tmpfs; when the memory folder is full
+ * the reservation fails, and the store gives up the rest of its capacity
+ * ({@link FreeListAllocator#retire}) instead. The blocks are then
+ * {@link NativeFiles#populate populated} into the mapping, so the writers that fill them take no
+ * page fault per page. A file's mapping is {@link NativeFiles#adviseRandom advised random},
+ * which makes its close cheaper.
  *
  * <p>Thread-safety: segments may be used from any thread; allocation is not thread-safe and is
  * called under the store's lock.
@@ -30,8 +35,9 @@ final class MemoryRegion implements AutoCloseable {
     /** Name of the mapped file inside the store's memory directory. */
     static final String FILE_NAME = "memory.region";
 
+    /** The mapped file, or null for private memory. */
     private final Path file;
-    private final NativeFiles.SharedMapping mapping;
+    private final NativeFiles.Mapping mapping;
     private final MemorySegment region;
     private final FreeListAllocator allocator;
     private final long mappedBytes;
@@ -45,16 +51,28 @@ final class MemoryRegion implements AutoCloseable {
     /** How far ahead of use the region's blocks are reserved: one call per this many bytes. */
     static final long GROWTH_BYTES = 32L << 20;
 
-    MemoryRegion(Path dir, long capacity, boolean listed) throws IOException {
-        this.file = dir.resolve(FILE_NAME);
+    /**
+     * @param dir the store's folder in the memory directory
+     * @param listed whether to keep a directory of the objects for readers on this host
+     * @param shared whether other processes may map the region: a file in {@code dir}; else
+     *     private memory where the platform gives it (a file otherwise)
+     */
+    MemoryRegion(Path dir, long capacity, boolean listed, boolean shared) throws IOException {
         long mappedBytes = Math.max(FreeListAllocator.ALIGNMENT, capacity - capacity % FreeListAllocator.ALIGNMENT);
-        try (java.io.RandomAccessFile sparse = new java.io.RandomAccessFile(file.toFile(), "rw")) {
-            sparse.setLength(mappedBytes);
-        }
         this.mappedBytes = mappedBytes;
-        this.mapping = NativeFiles.mapShared(file, mappedBytes);
+        NativeFiles.Mapping own = shared ? null : NativeFiles.mapPrivate(mappedBytes);
+        if (own != null) {
+            this.file = null;
+            this.mapping = own;
+        } else {
+            this.file = dir.resolve(FILE_NAME);
+            try (java.io.RandomAccessFile sparse = new java.io.RandomAccessFile(file.toFile(), "rw")) {
+                sparse.setLength(mappedBytes);
+            }
+            this.mapping = NativeFiles.mapShared(file, mappedBytes);
+            NativeFiles.adviseRandom(mapping.segment());
+        }
         this.region = mapping.segment();
-        NativeFiles.adviseRandom(region);
         this.allocator = new FreeListAllocator(capacity);
         this.directory = listed ? directoryOrNone(dir, capacity) : null;
     }
@@ -71,7 +89,9 @@ final class MemoryRegion implements AutoCloseable {
         long ahead = Math.min(mappedBytes, Math.max(needed, reserved + GROWTH_BYTES));
         for (long target : new long[] {ahead, needed}) {
             try {
-                NativeFiles.reserve(file, reserved, target - reserved);
+                if (file != null) {
+                    NativeFiles.reserve(file, reserved, target - reserved);
+                }
                 NativeFiles.populate(region.asSlice(reserved, target - reserved));
                 reserved = target;
                 return true;
@@ -92,7 +112,7 @@ final class MemoryRegion implements AutoCloseable {
         return full;
     }
 
-    /** Returns the mapped file, for {@link ObjectLocation}s. */
+    /** Returns the mapped file, for {@link ObjectLocation}s; null for private memory. */
     Path file() {
         return file;
     }

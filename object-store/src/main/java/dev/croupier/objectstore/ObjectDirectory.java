@@ -58,7 +58,7 @@ public final class ObjectDirectory implements AutoCloseable {
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
 
     private final Path file;
-    private final NativeFiles.SharedMapping mapping;
+    private final NativeFiles.Mapping mapping;
     private final MemorySegment lines;
     private final int mask;
 

@@ -12,8 +12,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 
 /**
- * A node's store of immutable objects in shared memory, with a hard memory capacity, spilling
- * to fused files on disk, restore and prefetch.
+ * A node's store of immutable objects in shared memory (or, for a store only its own process
+ * reads, in the process's own memory: {@link Builder#sharedMemory}), with a hard memory capacity,
+ * spilling to fused files on disk, restore and prefetch.
  *
  * <p>Objects are written once ({@link #create} then {@link WritableObject#seal()}), then read
  * through pinned read-only views ({@link #get}). When memory is full, allocations wait in a
@@ -176,11 +177,13 @@ public final class ObjectStore implements AutoCloseable {
      * the memory region file, a fallback file, or (for an object spilled without compression)
      * its spill file. The range stays valid while a {@link PinnedObject} from {@link #get} or an
      * {@link ObjectReader} from {@link #openReader} is held on the object.
-     * An object spilled with LZ4 cannot be mapped: {@link #get} it first.
+     * An object spilled with LZ4, or held in the private memory of a store built with
+     * {@link Builder#sharedMemory} false, cannot be mapped: {@link #get} it.
      *
      * @param id the object
      * @return the file, offset and length of its bytes
      * @throws ObjectNotFoundException if the object does not exist or is not sealed
+     * @throws ObjectStoreException if the object cannot be mapped, as above
      */
     public ObjectLocation describe(ObjectId id) {
         Objects.requireNonNull(id, "id");
@@ -278,6 +281,7 @@ public final class ObjectStore implements AutoCloseable {
         private Compression compression = DEFAULT_COMPRESSION;
         private String name;
         private boolean directory;
+        private boolean sharedMemory = true;
         private Semaphore spillGate;
         private FaultHook faults = FaultHook.NONE;
 
@@ -353,9 +357,27 @@ public final class ObjectStore implements AutoCloseable {
         }
 
         /**
+         * Whether other processes may map the store's memory. True (the default) keeps it in a
+         * file of the memory directory, which {@link ObjectStore#describe} names. False keeps it
+         * in this process's own anonymous memory where the platform gives it (Linux, with native
+         * access; a file otherwise): its fresh pages cost less to touch than a tmpfs file's, it
+         * needs no room in the memory directory, and a killed process leaves nothing there.
+         * {@link ObjectStore#describe} then refuses objects held in memory. A store read only by
+         * its own process, like each node of an embedded cluster, has no use for a file.
+         *
+         * @param shared whether other processes may map the store's memory
+         * @return this builder
+         */
+        public Builder sharedMemory(boolean shared) {
+            this.sharedMemory = shared;
+            return this;
+        }
+
+        /**
          * Keeps a directory of the objects in the memory region in a shared-memory file beside
          * it ({@link ObjectDirectory}), so processes on this host copy them without a call to this
-         * one. Default false: a store read only by its own process has no use for it.
+         * one. Default false: a store read only by its own process has no use for it. Needs
+         * {@link #sharedMemory} true.
          *
          * @param listed whether to keep the directory
          * @return this builder
@@ -397,6 +419,10 @@ public final class ObjectStore implements AutoCloseable {
             if (compression == null) {
                 throw new IllegalArgumentException("compression = null; allowed values: NONE, LZ4");
             }
+            if (directory && !sharedMemory) {
+                throw new IllegalArgumentException("directory = true needs sharedMemory = true: other processes"
+                        + " read the objects the directory lists in the store's memory");
+            }
             String storeName = name != null ? name
                     : "store-" + ProcessHandle.current().pid() + "-" + UNNAMED.incrementAndGet();
             if (!NAME.matcher(storeName).matches()) {
@@ -412,7 +438,7 @@ public final class ObjectStore implements AutoCloseable {
             StoreDirectories dirs = StoreDirectories.open(storeName, memDir, spillDir);
             MemoryRegion region;
             try {
-                region = new MemoryRegion(dirs.memoryDir(), capacityBytes, directory);
+                region = new MemoryRegion(dirs.memoryDir(), capacityBytes, directory, sharedMemory);
             } catch (IOException | RuntimeException e) {
                 dirs.close();
                 throw new ObjectStoreException("store '" + storeName + "' cannot map " + capacityBytes

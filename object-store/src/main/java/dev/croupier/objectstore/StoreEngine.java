@@ -308,14 +308,16 @@ final class StoreEngine {
         try {
             checkOpen();
             ObjectEntry entry = sealedEntry(id);
-            if (entry.offset >= 0) {
-                return new ObjectLocation(region.file(), entry.offset, entry.size, true);
-            }
             if (entry.fallback != null) {
                 return new ObjectLocation(entry.fallback.file(), 0, entry.size, false);
             }
-            if (entry.size == 0) {
-                return new ObjectLocation(region.file(), 0, 0, true);
+            if (entry.offset >= 0 || entry.size == 0) {
+                if (region.file() == null) {
+                    throw new ObjectStoreException("object " + entry.id + " of store '" + name + "' lies in the"
+                            + " store's private memory (built with sharedMemory(false)), which no other process"
+                            + " can map; get() it");
+                }
+                return new ObjectLocation(region.file(), Math.max(0, entry.offset), entry.size, true);
             }
             if (entry.spill.compression() != Compression.NONE) {
                 throw new ObjectStoreException("object " + entry.id + " in store '" + name

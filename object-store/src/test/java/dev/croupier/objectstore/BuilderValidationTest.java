@@ -29,5 +29,6 @@ class BuilderValidationTest {
         assertRejected("name", b -> b.name(""));
         assertRejected("memoryDirectory", b -> b.memoryDirectory(dir.resolve("missing")));
         assertRejected("spillDirectory", b -> b.spillDirectory(dir.resolve("missing")));
+        assertRejected("directory", b -> b.directory(true).sharedMemory(false));
     }
 }

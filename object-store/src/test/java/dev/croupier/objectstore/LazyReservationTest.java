@@ -65,7 +65,71 @@ class LazyReservationTest {
         }
     }
 
-    /** Minor page faults of this process so far (field 10 of /proc/self/stat). */
+    /**
+     * A store only its own process reads keeps its region in private memory: no file in the
+     * memory folder (whose own folder still holds the lock and the spill pointer that reclaim
+     * the spill folder after a crash), memory only as it is used, every byte spilled and read
+     * back, and {@link ObjectStore#describe} refusing, by name, what no other process can map.
+     */
+    @Test
+    void aPrivateStoreHasNoFileCostsOnlyWhatItHoldsAndSpills() throws Exception {
+        Path memory = Files.createDirectories(dir.resolve("private"));
+        int objects = 40;
+        try (ObjectStore store = ObjectStore.builder().name("private").capacityBytes(16L << 20).memoryDirectory(memory)
+                .spillDirectory(dir).sharedMemory(false).build();
+             Arena arena = Arena.ofConfined()) {
+            try (var files = Files.walk(memory)) {
+                List<String> names = files.map(f -> f.getFileName().toString()).toList();
+                assertTrue(!names.contains(MemoryRegion.FILE_NAME) && names.contains("spill.dir"), names.toString());
+            }
+            MemorySegment value = arena.allocate(1 << 20);
+            for (int i = 0; i < objects; i++) {
+                TestStores.fill(value, 200 + i);
+                store.put(ObjectId.of(11, i), value);
+            }
+            for (int i = 0; i < objects; i++) {
+                try (PinnedObject o = store.get(ObjectId.of(11, i))) {
+                    assertEquals(-1, TestStores.firstMismatch(o.segment(), 200 + i), "object " + i);
+                }
+            }
+            assertTrue(store.metrics().bytesSpilled() > 0, "40 MiB through 16 MiB: " + store.metrics());
+            ObjectStoreException refused = null;
+            for (int i = 0; i < objects && refused == null; i++) {
+                try {
+                    store.describe(ObjectId.of(11, i));
+                } catch (ObjectStoreException e) {
+                    refused = e;
+                }
+            }
+            assertTrue(refused != null && refused.getMessage().contains("private memory")
+                    && refused.getMessage().contains("'private'"), "an object in memory is refused by name: " + refused);
+        }
+        try (MemoryRegion region = new MemoryRegion(Files.createDirectories(dir.resolve("large")), 4L << 30, false,
+                false)) {
+            Assumptions.assumeTrue(region.file() == null, "no private memory here (not Linux?)");
+            assertTrue(region.reserveTo(10L << 20));
+            long rss = residentKib(region.slice(0, 1).address()) << 10;
+            assertTrue(rss >= 10L << 20 && rss <= (10L << 20) + MemoryRegion.GROWTH_BYTES + (1 << 20),
+                    "a 4 GiB region holds what was reserved, and at most one step ahead: " + rss);
+        }
+    }
+
+    /** Rss, in KiB, of the mapping of this process that starts at {@code address} (/proc/self/smaps). */
+    private static long residentKib(long address) throws Exception {
+        List<String> smaps = Files.readAllLines(Path.of("/proc/self/smaps"));
+        String start = Long.toHexString(address) + "-";
+        for (int i = 0; i < smaps.size(); i++) {
+            if (smaps.get(i).startsWith(start)) {
+                for (String line : smaps.subList(i + 1, smaps.size())) {
+                    if (line.startsWith("Rss:")) {
+                        return Long.parseLong(line.replaceAll("[^0-9]", ""));
+                    }
+                }
+            }
+        }
+        throw new AssertionError("no mapping at " + start + " in /proc/self/smaps");
+    }
+
     /** Minor faults of the calling thread (not the process: collector and compiler threads fault too). */
     private static long minorFaults() throws Exception {
         String stat = Files.readString(Path.of("/proc/thread-self/stat"));
@@ -76,7 +140,7 @@ class LazyReservationTest {
     @Test
     void reservedMemoryIsPopulatedSoWritersTakeNoFaultPerPage() throws Exception {
         boolean populates;
-        try (MemoryRegion region = new MemoryRegion(Files.createDirectories(dir.resolve("probe")), 1 << 20, false)) {
+        try (MemoryRegion region = new MemoryRegion(Files.createDirectories(dir.resolve("probe")), 1 << 20, false, true)) {
             populates = NativeFiles.populate(region.slice(0, 1 << 20));
         }
         if (!populates) {
@@ -84,11 +148,19 @@ class LazyReservationTest {
                     + " madvise(MADV_POPULATE_WRITE) is refused here (Linux before 5.14?)");
         }
         Assumptions.assumeTrue(populates, "madvise(MADV_POPULATE_WRITE) refused");
-        Path memory = Files.createDirectories(dir.resolve("memory"));
-        int objects = 32;
+        for (boolean shared : new boolean[] {true, false}) {
+            writersTakeNoFaultPerPage(shared);
+        }
+    }
+
+    private void writersTakeNoFaultPerPage(boolean shared) throws Exception {
+        Path memory = Files.createDirectories(dir.resolve("memory-" + shared));
+        // within the first reservation step, so that no populate (whose own faults the thread
+        // counts, a page each in private memory) falls among the writes counted
+        int objects = (int) (MemoryRegion.GROWTH_BYTES >> 20) - 8;
         long pages = objects * (1L << 20) / 4096;
-        try (ObjectStore store = ObjectStore.builder().name("populated").capacityBytes(1L << 30).memoryDirectory(memory)
-                .spillDirectory(dir).build();
+        try (ObjectStore store = ObjectStore.builder().name("populated-" + shared).capacityBytes(1L << 30)
+                .memoryDirectory(memory).spillDirectory(dir).sharedMemory(shared).build();
              Arena arena = Arena.ofConfined()) {
             MemorySegment value = arena.allocate(1 << 20);
             TestStores.fill(value, 1); // the source's own first-touch faults happen here, before counting
@@ -101,7 +173,7 @@ class LazyReservationTest {
             // without population the writes fault about once per 4 pages written (2,480 for 8,192
             // pages on Linux 6.18, which maps a few pages per fault); with it, the writing thread
             // takes next to none
-            assertTrue(faults < pages / 32, faults + " minor faults for " + pages + " pages written");
+            assertTrue(faults < pages / 32, faults + " minor faults for " + pages + " pages written, shared " + shared);
             for (int i = 0; i <= objects; i++) {
                 try (PinnedObject o = store.get(ObjectId.of(8, i))) {
                     assertEquals(-1, TestStores.firstMismatch(o.segment(), 1), "object " + i);

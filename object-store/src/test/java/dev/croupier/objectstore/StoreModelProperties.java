@@ -67,13 +67,14 @@ class StoreModelProperties {
 
     @Property(tries = 60)
     void storeBehavesLikeAMapOfImmutableObjects(@ForAll("actions") ActionSequence<Subject> actions,
-                                                @ForAll Compression compression) throws Exception {
+                                                @ForAll Compression compression,
+                                                @ForAll boolean sharedMemory) throws Exception {
         Path dir = Files.createTempDirectory("store-model");
         try {
             Subject subject;
             try (ObjectStore store = ObjectStore.builder().name("model").capacityBytes(CAPACITY)
                     .memoryDirectory(dir).spillDirectory(dir).spillFileBytes(ObjectStore.MIN_SPILL_FILE_BYTES)
-                    .compression(compression).build()) {
+                    .compression(compression).sharedMemory(sharedMemory).build()) {
                 subject = actions.withInvariant(Subject::checkInvariants).run(new Subject(store));
                 StoreMetrics seen = store.metrics();
                 Statistics.label("spilled").collect(seen.bytesSpilled() > 0);
