@@ -31,9 +31,7 @@ import java.util.function.IntToLongFunction;
 public record ClusterOptions(int nodes, int processes, List<String> addresses, long storeMemory, Path spillDir,
                              int metricsPort, String storeSizing) {
 
-    /** The default store memory of a node: from the machine ({@link DefaultStoreSize}). */
-    public static final IntToLongFunction MACHINE_STORE_MEMORY = n -> DefaultStoreSize.forNodes(n).bytesPerNode();
-    /** How the usage states {@link #MACHINE_STORE_MEMORY}. */
+    /** How the usage states the machine's default store memory ({@link #parse(Options, int)}). */
     public static final String MACHINE_DEFAULT = "30% of available memory / N";
 
     /** The valued options read here. */
@@ -76,12 +74,26 @@ public record ClusterOptions(int nodes, int processes, List<String> addresses, l
     }
 
     /**
+     * Reads the cluster options of {@code o}, refusing combinations that contradict each other;
+     * a node's store memory is the machine's default ({@link DefaultStoreSize}) unless given, and
+     * {@link #storeSizing} says why.
+     */
+    public static ClusterOptions parse(Options o, int defaultNodes) {
+        return read(o, defaultNodes, null);
+    }
+
+    /**
      * Reads the cluster options of {@code o}, refusing combinations that contradict each other.
      *
      * @param defaultStoreMemory the default object-store bytes of each node, given the number of
      *     nodes this command starts
      */
     public static ClusterOptions parse(Options o, int defaultNodes, IntToLongFunction defaultStoreMemory) {
+        return read(o, defaultNodes, java.util.Objects.requireNonNull(defaultStoreMemory, "defaultStoreMemory"));
+    }
+
+    /** {@link #parse}, with the machine's default store memory where {@code defaultStoreMemory} is null. */
+    private static ClusterOptions read(Options o, int defaultNodes, IntToLongFunction defaultStoreMemory) {
         boolean embedded = o.string("processes", null) == null && o.string("cluster", null) == null;
         Path spillDir = Path.of(o.string("spill-dir", System.getProperty("java.io.tmpdir")));
         int metricsPort = o.string("metrics-port", null) == null ? -1 : o.integer("metrics-port", 0, 0, 65535);
@@ -100,13 +112,18 @@ public record ClusterOptions(int nodes, int processes, List<String> addresses, l
         int processes = o.integer("processes", 0, 1, 1024);
         int nodes = embedded ? o.integer("nodes", defaultNodes, 1, 1024) : 0;
         int perMachine = embedded ? nodes : processes;
-        String sizing = null;
-        if (o.string("store-memory", null) == null && defaultStoreMemory == MACHINE_STORE_MEMORY) {
-            sizing = DefaultStoreSize.forNodes(perMachine).reason();
+        if (o.string("store-memory", null) != null) {
+            return new ClusterOptions(nodes, processes, List.of(), o.size("store-memory", 0, 1L << 20, 1L << 42),
+                    spillDir, metricsPort, null);
         }
-        long storeMemory = o.string("store-memory", null) != null
-                ? o.size("store-memory", 0, 1L << 20, 1L << 42) : defaultStoreMemory.applyAsLong(perMachine);
-        return new ClusterOptions(nodes, processes, List.of(), storeMemory, spillDir, metricsPort, sizing);
+        if (defaultStoreMemory != null) {
+            return new ClusterOptions(nodes, processes, List.of(), defaultStoreMemory.applyAsLong(perMachine),
+                    spillDir, metricsPort, null);
+        }
+        // embedded nodes keep their stores in this JVM's memory, node processes in /dev/shm files
+        DefaultStoreSize machine = DefaultStoreSize.forNodes(perMachine, !embedded);
+        return new ClusterOptions(nodes, processes, List.of(), machine.bytesPerNode(), spillDir, metricsPort,
+                machine.reason());
     }
 
     /** Refuses {@code --other} beside {@code --chosen}, which gives it no meaning. */

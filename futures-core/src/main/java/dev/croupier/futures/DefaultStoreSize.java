@@ -9,8 +9,9 @@ import java.util.Locale;
  * The object-store size each node gets when none is given, from the machine: as Ray sizes its
  * object store, {@value #PERCENT}% of the memory available, divided among the nodes this
  * machine runs. In a container the cgroup's limit (less what it uses) counts when it is lower.
- * The total is also capped by the free space of the memory folder (/dev/shm), which holds the
- * stores. A store costs only what it holds (its memory is reserved as it is used), so a large
+ * Where the stores are files of the memory folder (/dev/shm; node processes), the total is also
+ * capped by its free space; embedded nodes keep their stores in their JVM's own memory, which no
+ * such folder limits. A store costs only what it holds (its memory is reserved as it is used), so a large
  * default is free until a job fills it. Immutable.
  *
  * @param bytesPerNode the size of each node's store
@@ -23,9 +24,14 @@ public record DefaultStoreSize(long bytesPerNode, String reason) {
     /** Smallest store a default gives; below it the machine is too small and says so. */
     public static final long MIN_BYTES_PER_NODE = 32L << 20;
 
-    /** The default for {@code nodes} stores on this machine. */
-    public static DefaultStoreSize forNodes(int nodes) {
-        return of(nodes, memAvailable(), cgroupRoom(), shmFree());
+    /**
+     * The default for {@code nodes} stores on this machine.
+     *
+     * @param inMemoryFolder whether the stores are files of the memory folder (node processes,
+     *     or embedded nodes given a memory directory), whose free space then caps them
+     */
+    public static DefaultStoreSize forNodes(int nodes, boolean inMemoryFolder) {
+        return of(nodes, memAvailable(), cgroupRoom(), inMemoryFolder ? shmFree() : -1);
     }
 
     /**

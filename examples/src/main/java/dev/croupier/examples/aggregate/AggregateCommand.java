@@ -82,7 +82,7 @@ public final class AggregateCommand implements CroupierCli.Command {
         int top = o.integer("top", DEFAULT_TOP, 0, 1000);
         long seed = o.longValue("seed", 0, Long.MIN_VALUE, Long.MAX_VALUE);
         Strategy batchStrategy = strategy(o.string("batch-strategy", "simple"));
-        ClusterOptions clusterOptions = ClusterOptions.parse(o, 4, ClusterOptions.MACHINE_STORE_MEMORY);
+        ClusterOptions clusterOptions = ClusterOptions.parse(o, 4);
         boolean json = o.flag("json");
         if (records / blocks > Integer.MAX_VALUE / 32) {
             throw new UsageException("--records / --blocks = " + records / blocks + " entries per block is too many;"

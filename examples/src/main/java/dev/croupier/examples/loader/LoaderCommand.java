@@ -85,8 +85,7 @@ public final class LoaderCommand implements CroupierCli.Command {
         long window = o.longValue("window", 0, 0, Long.MAX_VALUE);
         long consumeMs = o.longValue("consume-ms", 0, 0, 3_600_000);
         Strategy strategy = strategy(o.string("strategy", "auto"));
-        ClusterOptions clusterOptions = ClusterOptions.parse(o, DEFAULT_NODES,
-                ClusterOptions.MACHINE_STORE_MEMORY);
+        ClusterOptions clusterOptions = ClusterOptions.parse(o, DEFAULT_NODES);
         boolean json = o.flag("json");
         if (window > 0 && partitions > 0) {
             throw new UsageException("--partitions does not go with --window: a partial shuffle keeps one output per block");

@@ -35,7 +35,7 @@ record SortSettings(Strategy strategy, ClusterOptions cluster, int partitions, i
             default -> throw new UsageException("--strategy = '" + name + "' is not one of simple, riffle, magnet, push, auto");
         };
         return new SortSettings(strategy,
-                ClusterOptions.parse(o, 4, ClusterOptions.MACHINE_STORE_MEMORY),
+                ClusterOptions.parse(o, 4),
                 o.integer("partitions", 0, 1, 1_000_000),
                 o.integer("mappers", 0, 1, 1_000_000),
                 o.flag("json"));

@@ -92,8 +92,11 @@ final class EmbeddedBackend implements Backend {
                 .name(storeName)
                 .capacityBytes(config.objectStoreBytes())
                 .spillDirectory(spill);
+        // Only this JVM reads the nodes' stores, so they need no file unless a folder was asked for.
         if (config.memoryDirectory() != null) {
             store.memoryDirectory(config.memoryDirectory());
+        } else {
+            store.sharedMemory(false);
         }
         NodeRuntime runtime = new NodeRuntime(id, config.cpusOf(id),
                 NodeStore.open(store, config.smallObjectBytes()));
