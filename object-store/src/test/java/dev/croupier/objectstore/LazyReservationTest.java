@@ -82,16 +82,7 @@ class LazyReservationTest {
                 List<String> names = files.map(f -> f.getFileName().toString()).toList();
                 assertTrue(!names.contains(MemoryRegion.FILE_NAME) && names.contains("spill.dir"), names.toString());
             }
-            MemorySegment value = arena.allocate(1 << 20);
-            for (int i = 0; i < objects; i++) {
-                TestStores.fill(value, 200 + i);
-                store.put(ObjectId.of(11, i), value);
-            }
-            for (int i = 0; i < objects; i++) {
-                try (PinnedObject o = store.get(ObjectId.of(11, i))) {
-                    assertEquals(-1, TestStores.firstMismatch(o.segment(), 200 + i), "object " + i);
-                }
-            }
+            putAndReadBack(store, arena, 11, objects);
             assertTrue(store.metrics().bytesSpilled() > 0, "40 MiB through 16 MiB: " + store.metrics());
             ObjectStoreException refused = null;
             for (int i = 0; i < objects && refused == null; i++) {
@@ -250,20 +241,25 @@ class LazyReservationTest {
         try (ObjectStore store = ObjectStore.builder().name("full-" + listed).capacityBytes(64L << 20)
                 .memoryDirectory(small).spillDirectory(spill).directory(listed).build();
              Arena arena = Arena.ofConfined()) {
-            MemorySegment value = arena.allocate(1 << 20);
-            for (int i = 0; i < objects; i++) {
-                TestStores.fill(value, 100 + i);
-                store.put(ObjectId.of(9, i), value);
-            }
-            for (int i = 0; i < objects; i++) {
-                try (PinnedObject o = store.get(ObjectId.of(9, i))) {
-                    assertEquals(-1, TestStores.firstMismatch(o.segment(), 100 + i), "object " + i);
-                }
-            }
+            putAndReadBack(store, arena, 9, objects);
             StoreMetrics m = store.metrics();
             assertTrue(m.bytesSpilled() > 0, "the rest went to the spill folder: " + m);
             assertTrue(allocatedBytes(region(small)) <= 8L << 20, "within the folder");
             assertEquals(listed, store.directoryFile() != null, "a directory when asked for");
+        }
+    }
+
+    /** Puts {@code objects} objects of 1 MiB under tag {@code tag}, each of its own bytes, and reads every byte back. */
+    private static void putAndReadBack(ObjectStore store, Arena arena, long tag, int objects) throws Exception {
+        MemorySegment value = arena.allocate(1 << 20);
+        for (int i = 0; i < objects; i++) {
+            TestStores.fill(value, 100 + i);
+            store.put(ObjectId.of(tag, i), value);
+        }
+        for (int i = 0; i < objects; i++) {
+            try (PinnedObject o = store.get(ObjectId.of(tag, i))) {
+                assertEquals(-1, TestStores.firstMismatch(o.segment(), 100 + i), "object " + i);
+            }
         }
     }
 }
