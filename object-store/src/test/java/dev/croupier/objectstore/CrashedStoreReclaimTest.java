@@ -19,7 +19,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A store killed with SIGKILL leaves its memory and spill directories (in /dev/shm: memory
  * nothing gives back until reboot); the next store that opens beside them reclaims them, and
- * leaves a live store of another process untouched.
+ * leaves a live store of another process untouched. A store in its process's own memory (an
+ * embedded node's) leaves no memory, but its folder in the memory directory still names its
+ * spill directory, which is reclaimed the same way.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class CrashedStoreReclaimTest {
@@ -33,20 +35,33 @@ class CrashedStoreReclaimTest {
     void theNextStoreReclaimsAKilledStoresDirectoriesAndSparesALiveOne() throws Exception {
         List<Process> holders = new ArrayList<>();
         try {
-            Process killed = holder("killed", holders);
+            List<String> killedNames = List.of("killed", "killed-private");
+            List<Process> killed = List.of(holder("killed", holders), holder("killed-private", holders, "private"));
             holder("alive", holders);
-            Path killedMemory = memory.resolve("croupier-store-killed");
-            Path killedSpill = spill.resolve("croupier-store-killed");
-            assertTrue(Files.exists(killedSpill.resolve("store.lock")));
-            assertTrue(countFiles(killedSpill) > 1, "the killed store had spilled");
-            killed.destroyForcibly();
-            assertTrue(killed.waitFor(30, TimeUnit.SECONDS));
-            assertTrue(Files.exists(killedMemory), "SIGKILL leaves the memory directory behind");
+            for (String name : killedNames) {
+                Path killedSpill = spill.resolve("croupier-store-" + name);
+                assertTrue(Files.exists(killedSpill.resolve("store.lock")));
+                assertTrue(countFiles(killedSpill) > 1, "the killed store had spilled: " + name);
+            }
+            assertFalse(Files.exists(memory.resolve("croupier-store-killed-private").resolve(MemoryRegion.FILE_NAME)),
+                    "a private store keeps no region file");
+            for (Process p : killed) {
+                p.destroyForcibly();
+                assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+            }
+            for (String name : killedNames) {
+                assertTrue(Files.exists(memory.resolve("croupier-store-" + name)),
+                        "SIGKILL leaves the memory directory behind: " + name);
+            }
 
             try (ObjectStore next = ObjectStore.builder().name("next").capacityBytes(1L << 20)
                     .memoryDirectory(memory).spillDirectory(spill).build()) {
-                assertFalse(Files.exists(killedMemory), "the killed store's memory directory is reclaimed");
-                assertFalse(Files.exists(killedSpill), "and the spill directory it named");
+                for (String name : killedNames) {
+                    assertFalse(Files.exists(memory.resolve("croupier-store-" + name)),
+                            "the killed store's memory directory is reclaimed: " + name);
+                    assertFalse(Files.exists(spill.resolve("croupier-store-" + name)),
+                            "and the spill directory it named: " + name);
+                }
                 assertTrue(Files.exists(memory.resolve("croupier-store-alive").resolve("store.lock")),
                         "a live store of another process is untouched");
                 assertTrue(countFiles(spill.resolve("croupier-store-alive")) > 1);
@@ -60,11 +75,12 @@ class CrashedStoreReclaimTest {
         }
     }
 
-    private Process holder(String name, List<Process> holders) throws Exception {
+    private Process holder(String name, List<Process> holders, String... memoryKind) throws Exception {
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        Process p = new ProcessBuilder(java.toString(), "-cp", System.getProperty("java.class.path"),
-                StoreHolderMain.class.getName(), name, memory.toString(), spill.toString())
-                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        List<String> command = new ArrayList<>(List.of(java.toString(), "-cp", System.getProperty("java.class.path"),
+                StoreHolderMain.class.getName(), name, memory.toString(), spill.toString()));
+        command.addAll(List.of(memoryKind));
+        Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         holders.add(p);
         String line = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8)).readLine();
         assertEquals("ready", line);
