@@ -120,8 +120,7 @@ public record ClusterOptions(int nodes, int processes, List<String> addresses, l
             return new ClusterOptions(nodes, processes, List.of(), defaultStoreMemory.applyAsLong(perMachine),
                     spillDir, metricsPort, null);
         }
-        // embedded nodes keep their stores in this JVM's memory, node processes in /dev/shm files
-        DefaultStoreSize machine = DefaultStoreSize.forNodes(perMachine, !embedded);
+        DefaultStoreSize machine = DefaultStoreSize.forNodes(perMachine);
         return new ClusterOptions(nodes, processes, List.of(), machine.bytesPerNode(), spillDir, metricsPort,
                 machine.reason());
     }

@@ -200,9 +200,10 @@ public interface Cluster extends AutoCloseable {
 
         /**
          * Folder of the stores' shared-memory files (default /dev/shm where it exists). Node
-         * processes keep their stores there, so that the others on the host read them in place.
-         * Embedded nodes, read only by this JVM, keep theirs in its own memory unless a folder is
-         * given here.
+         * processes keep their stores there, so that the others on the host read them in place;
+         * without this folder, a node whose store /dev/shm has no room for keeps it in its own
+         * memory, and the others copy it. Embedded nodes, read only by this JVM, keep theirs in
+         * its own memory unless a folder is given here.
          */
         public Builder memoryDirectory(Path dir) {
             this.memoryDirectory = Objects.requireNonNull(dir, "memoryDirectory");
@@ -337,8 +338,7 @@ public interface Cluster extends AutoCloseable {
                     : new int[] {cpusPerNode, 0};
             check(shared[0] >= 1 && shared[0] <= 4096, "cpusPerNode", cpusPerNode, "1..4096");
             long storeBytes = objectStoreBytes == 0 && addresses.isEmpty()
-                    ? DefaultStoreSize.forNodes(perMachine, processes > 0 || memoryDirectory != null).bytesPerNode()
-                    : objectStoreBytes;
+                    ? DefaultStoreSize.forNodes(perMachine).bytesPerNode() : objectStoreBytes;
             check(storeBytes >= 1 << 20 || !addresses.isEmpty(), "objectStoreBytes", objectStoreBytes, ">= 1 MiB");
             check(smallObjectBytes >= 0 && smallObjectBytes <= 16 << 20,
                     "smallObjectBytes", smallObjectBytes, "0..16 MiB");

@@ -9,9 +9,8 @@ import java.util.Locale;
  * The object-store size each node gets when none is given, from the machine: as Ray sizes its
  * object store, {@value #PERCENT}% of the memory available, divided among the nodes this
  * machine runs. In a container the cgroup's limit (less what it uses) counts when it is lower.
- * Where the stores are files of the memory folder (/dev/shm; node processes), the total is also
- * capped by its free space; embedded nodes keep their stores in their JVM's own memory, which no
- * such folder limits. A store costs only what it holds (its memory is reserved as it is used), so a large
+ * The memory folder (/dev/shm) does not bound it: a store that does not fit there is its
+ * process's own memory instead (embedded nodes' always are). A store costs only what it holds (its memory is reserved as it is used), so a large
  * default is free until a job fills it. Immutable.
  *
  * @param bytesPerNode the size of each node's store
@@ -24,33 +23,23 @@ public record DefaultStoreSize(long bytesPerNode, String reason) {
     /** Smallest store a default gives; below it the machine is too small and says so. */
     public static final long MIN_BYTES_PER_NODE = 32L << 20;
 
-    /**
-     * The default for {@code nodes} stores on this machine.
-     *
-     * @param inMemoryFolder whether the stores are files of the memory folder (node processes,
-     *     or embedded nodes given a memory directory), whose free space then caps them
-     */
-    public static DefaultStoreSize forNodes(int nodes, boolean inMemoryFolder) {
-        return of(nodes, memAvailable(), cgroupRoom(), inMemoryFolder ? shmFree() : -1);
+    /** The default for {@code nodes} stores on this machine. */
+    public static DefaultStoreSize forNodes(int nodes) {
+        return of(nodes, memAvailable(), cgroupRoom());
     }
 
     /**
      * The rule, from figures: {@code available} bytes of memory, {@code cgroupRoom} bytes the
-     * container may still use (-1 without a limit), {@code shmFree} bytes free in the memory
-     * folder (-1 if unknown).
+     * container may still use (-1 without a limit).
      *
      * @throws CroupierException {@link ErrorCode#BAD_INPUT} when each store would be smaller
      *     than {@link #MIN_BYTES_PER_NODE}, naming the figures and the way out
      */
-    static DefaultStoreSize of(int nodes, long available, long cgroupRoom, long shmFree) {
+    static DefaultStoreSize of(int nodes, long available, long cgroupRoom) {
         long memory = cgroupRoom >= 0 ? Math.min(available, cgroupRoom) : available;
         long total = memory / 100 * PERCENT;
         String why = PERCENT + "% of " + gib(memory) + " available" + (cgroupRoom >= 0 && cgroupRoom < available
                 ? " to this container (cgroup limit)" : "");
-        if (shmFree >= 0 && total > shmFree / 10 * 9) {
-            total = shmFree / 10 * 9;
-            why = "90% of the " + gib(shmFree) + " free in the memory folder";
-        }
         long perNode = total / nodes & -(1L << 20);
         if (perNode < MIN_BYTES_PER_NODE) {
             throw new CroupierException(ErrorCode.BAD_INPUT, "this machine is too small for " + nodes
@@ -96,15 +85,6 @@ public record DefaultStoreSize(long bytesPerNode, String reason) {
             }
             long used = Files.isReadable(usageFile) ? Long.parseLong(Files.readString(usageFile).trim()) : 0;
             return Math.max(0, Long.parseLong(limit) - used);
-        } catch (IOException | RuntimeException none) {
-            return -1;
-        }
-    }
-
-    /** Free bytes of /dev/shm, where stores keep their memory by default; -1 if there is none. */
-    private static long shmFree() {
-        try {
-            return Files.getFileStore(Path.of("/dev/shm")).getUsableSpace();
         } catch (IOException | RuntimeException none) {
             return -1;
         }

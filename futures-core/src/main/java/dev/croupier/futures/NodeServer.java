@@ -335,7 +335,7 @@ public final class NodeServer implements AutoCloseable {
         public NodeServer start() {
             check(port >= 0 && port <= 65535, "port", port, "0..65535");
             check(cpus >= 1 && cpus <= 4096, "cpus", cpus, "1..4096");
-            long storeBytes = objectStoreBytes == 0 ? DefaultStoreSize.forNodes(1, true).bytesPerNode() : objectStoreBytes;
+            long storeBytes = objectStoreBytes == 0 ? DefaultStoreSize.forNodes(1).bytesPerNode() : objectStoreBytes;
             check(storeBytes >= 1 << 20, "objectStoreBytes", objectStoreBytes, ">= 1 MiB");
             check(smallObjectBytes >= 0 && smallObjectBytes <= 16 << 20, "smallObjectBytes", smallObjectBytes,
                     "0..16 MiB");

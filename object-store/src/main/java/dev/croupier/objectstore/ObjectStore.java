@@ -191,6 +191,33 @@ public final class ObjectStore implements AutoCloseable {
     }
 
     /**
+     * Whether {@link #SHARED_MEMORY_DIRECTORY} exists, is writable and has room for a store of
+     * {@code capacityBytes}: where a store with the default memory directory keeps its memory
+     * file (else in {@code java.io.tmpdir}, on disk). A container's /dev/shm is often 64 MiB.
+     *
+     * @param capacityBytes the store's capacity
+     * @return whether the shared-memory folder holds it
+     */
+    public static boolean sharedMemoryDirectoryHolds(long capacityBytes) {
+        try {
+            return Files.isDirectory(SHARED_MEMORY_DIRECTORY) && Files.isWritable(SHARED_MEMORY_DIRECTORY)
+                    && Files.getFileStore(SHARED_MEMORY_DIRECTORY).getUsableSpace() >= capacityBytes;
+        } catch (IOException e) {
+            return false; // /dev/shm unusable
+        }
+    }
+
+    /**
+     * Whether other processes can map this store's memory: a file of the memory directory.
+     * False for a store built with {@link Builder#sharedMemory} false that got private memory.
+     *
+     * @return whether {@link #describe} can name the file of an object held in memory
+     */
+    public boolean sharesMemory() {
+        return engine.sharesMemory();
+    }
+
+    /**
      * Returns the store's directory file ({@link ObjectDirectory}): where its sealed objects lie
      * in its memory region, for readers on this host; null unless the builder asked for one.
      *
@@ -449,15 +476,7 @@ public final class ObjectStore implements AutoCloseable {
         }
 
         private static Path defaultMemoryDirectory(long capacity, Path tmp) {
-            try {
-                if (Files.isDirectory(SHARED_MEMORY_DIRECTORY) && Files.isWritable(SHARED_MEMORY_DIRECTORY)
-                        && Files.getFileStore(SHARED_MEMORY_DIRECTORY).getUsableSpace() >= capacity) {
-                    return SHARED_MEMORY_DIRECTORY;
-                }
-            } catch (IOException e) {
-                // /dev/shm unusable: fall through to the temporary directory
-            }
-            return tmp;
+            return sharedMemoryDirectoryHolds(capacity) ? SHARED_MEMORY_DIRECTORY : tmp;
         }
 
         private static void checkDirectory(String knob, Path dir) {

@@ -299,6 +299,10 @@ final class StoreEngine {
         }
     }
 
+    boolean sharesMemory() {
+        return region.file() != null;
+    }
+
     Path directoryFile() {
         return region.directory() == null ? null : region.directory().file();
     }

@@ -132,11 +132,17 @@ public final class NodeService implements AutoCloseable {
         this.smallObjectBytes = smallObjectBytes;
         this.storeBytes = storeBytes;
         this.spillRoot = NodeStore.claimSpillFolder(spillDirectory, "croupier-node-");
+        // Nodes on this host read the store in place, through its file in the memory folder, and
+        // copy its objects without a call (SameHost). Where /dev/shm has no room for it (a
+        // container's is often 64 MiB) and no folder is given, a file would go to the temporary
+        // folder, on disk: the store is this process's own memory instead, and they copy it.
+        boolean shared = memoryDirectory != null || ObjectStore.sharedMemoryDirectoryHolds(storeBytes);
         ObjectStore.Builder store = ObjectStore.builder()
                 .name("node-" + ProcessHandle.current().pid() + "-" + Long.toUnsignedString(EmbeddedBackend.newTag(), 36))
                 .capacityBytes(storeBytes)
                 .spillDirectory(spillRoot.path())
-                .directory(true); // nodes on this host copy its objects without a call (SameHost)
+                .sharedMemory(shared)
+                .directory(shared);
         if (memoryDirectory != null) {
             store.memoryDirectory(memoryDirectory);
         }
@@ -774,6 +780,15 @@ public final class NodeService implements AutoCloseable {
         @Override
         public void lend(PullRequest request, StreamObserver<Lent> plainOut) {
             ServerCallStreamObserver<Lent> out = (ServerCallStreamObserver<Lent>) plainOut;
+            if (!runtime.store().sharesMemory()) {
+                // nothing of this store is in a file another process can map: say so (no host)
+                // once per object, and the caller copies from this node from now on
+                for (int i = 0; i <= request.getMoreCount(); i++) {
+                    out.onNext(Lent.getDefaultInstance());
+                }
+                out.onCompleted();
+                return;
+            }
             List<NodeStore.Lending> lendings = new ArrayList<>(1 + request.getMoreCount());
             for (int i = 0; i <= request.getMoreCount(); i++) {
                 ObjectId id = WireCodec.id(i == 0 ? request.getId() : request.getMore(i - 1));
