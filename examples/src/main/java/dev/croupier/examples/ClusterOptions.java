@@ -112,17 +112,18 @@ public record ClusterOptions(int nodes, int processes, List<String> addresses, l
         int processes = o.integer("processes", 0, 1, 1024);
         int nodes = embedded ? o.integer("nodes", defaultNodes, 1, 1024) : 0;
         int perMachine = embedded ? nodes : processes;
+        long storeMemory;
+        String sizing = null;
         if (o.string("store-memory", null) != null) {
-            return new ClusterOptions(nodes, processes, List.of(), o.size("store-memory", 0, 1L << 20, 1L << 42),
-                    spillDir, metricsPort, null);
+            storeMemory = o.size("store-memory", 0, 1L << 20, 1L << 42);
+        } else if (defaultStoreMemory != null) {
+            storeMemory = defaultStoreMemory.applyAsLong(perMachine);
+        } else {
+            DefaultStoreSize machine = DefaultStoreSize.forNodes(perMachine);
+            storeMemory = machine.bytesPerNode();
+            sizing = machine.reason();
         }
-        if (defaultStoreMemory != null) {
-            return new ClusterOptions(nodes, processes, List.of(), defaultStoreMemory.applyAsLong(perMachine),
-                    spillDir, metricsPort, null);
-        }
-        DefaultStoreSize machine = DefaultStoreSize.forNodes(perMachine);
-        return new ClusterOptions(nodes, processes, List.of(), machine.bytesPerNode(), spillDir, metricsPort,
-                machine.reason());
+        return new ClusterOptions(nodes, processes, List.of(), storeMemory, spillDir, metricsPort, sizing);
     }
 
     /** Refuses {@code --other} beside {@code --chosen}, which gives it no meaning. */

@@ -10,8 +10,9 @@ import java.util.Locale;
  * object store, {@value #PERCENT}% of the memory available, divided among the nodes this
  * machine runs. In a container the cgroup's limit (less what it uses) counts when it is lower.
  * The memory folder (/dev/shm) does not bound it: a store that does not fit there is its
- * process's own memory instead (embedded nodes' always are). A store costs only what it holds (its memory is reserved as it is used), so a large
- * default is free until a job fills it. Immutable.
+ * process's own memory instead (embedded nodes' always are). A store costs only what it holds
+ * (its memory is reserved as it is used), so a large default is free until a job fills it.
+ * Immutable.
  *
  * @param bytesPerNode the size of each node's store
  * @param reason the rule and the figures it was computed from, for reports

@@ -316,7 +316,7 @@ final class StoreEngine {
                 return new ObjectLocation(entry.fallback.file(), 0, entry.size, false);
             }
             if (entry.offset >= 0 || entry.size == 0) {
-                if (region.file() == null) {
+                if (!sharesMemory()) {
                     throw new ObjectStoreException("object " + entry.id + " of store '" + name + "' lies in the"
                             + " store's private memory (built with sharedMemory(false)), which no other process"
                             + " can map; get() it");

@@ -377,12 +377,12 @@ final class NodeStore implements AutoCloseable {
         }
     }
 
-    /** The store's directory file, for same-host readers; null if it keeps none. */
     /** Whether other processes on this host can map this store's memory (its file). */
     boolean sharesMemory() {
         return store.sharesMemory();
     }
 
+    /** The store's directory file, for same-host readers; null if it keeps none. */
     Path directoryFile() {
         return store.directoryFile();
     }
