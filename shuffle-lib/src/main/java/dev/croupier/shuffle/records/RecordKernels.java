@@ -97,7 +97,7 @@ public final class RecordKernels {
         }
         for (int i = 0; i < partitionOf.length; i++) {
             int p = partitionOf[i];
-            MemorySegment.copy(records, (long) i * size, blocks[p], next[p], size);
+            RecordCopy.copy(records, (long) i * size, blocks[p], next[p], size);
             next[p] += size;
         }
     }
@@ -137,7 +137,7 @@ public final class RecordKernels {
         for (int i = 0; i < n; i++) {
             int ordinal = order[i];
             int b = blockOf(starts, ordinal);
-            MemorySegment.copy(in[b], (ordinal - starts[b]) * size, out, (long) i * size, size);
+            RecordCopy.copy(in[b], (ordinal - starts[b]) * size, out, (long) i * size, size);
         }
         return out;
     }
@@ -418,14 +418,14 @@ public final class RecordKernels {
         void copy(MemorySegment out) {
             if (blockOfRecord == null) {
                 for (int i = 0; i < sorted.length; i++) {
-                    MemorySegment.copy(in[0], (sorted[i] & ordinalMask) * size, out, (long) i * size, size);
+                    RecordCopy.copy(in[0], (sorted[i] & ordinalMask) * size, out, (long) i * size, size);
                 }
                 return;
             }
             for (int i = 0; i < sorted.length; i++) {
                 int ordinal = (int) (sorted[i] & ordinalMask);
                 int b = blockOfRecord[ordinal];
-                MemorySegment.copy(in[b], (ordinal - starts[b]) * size, out, (long) i * size, size);
+                RecordCopy.copy(in[b], (ordinal - starts[b]) * size, out, (long) i * size, size);
             }
         }
     }

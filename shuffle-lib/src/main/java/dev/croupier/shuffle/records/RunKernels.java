@@ -69,7 +69,7 @@ final class RunKernels {
             MemorySegment block = blocks.get(runs.block[r]);
             long offset = runs.dataOffset[r];
             for (long k = 0; k < runs.records[r]; k++, c++, offset += size) {
-                MemorySegment.copy(block, offset, out, (long) destination[c] * size, size);
+                RecordCopy.copy(block, offset, out, (long) destination[c] * size, size);
             }
         }
         return out;

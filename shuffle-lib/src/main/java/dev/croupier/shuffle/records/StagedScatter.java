@@ -86,9 +86,9 @@ final class StagedScatter implements AutoCloseable {
         for (long offset = 0, end = records.byteSize(); offset < end; offset += size, i++) {
             int s = streamOf[i];
             int n = staged[s];
-            MemorySegment.copy(records, offset, stage, s * slotBytes + (long) n * size, size);
+            RecordCopy.copy(records, offset, stage, s * slotBytes + (long) n * size, size);
             if (++n == depth) {
-                MemorySegment.copy(stage, s * slotBytes, targets[s], next[s], slotBytes);
+                RecordCopy.copy(stage, s * slotBytes, targets[s], next[s], slotBytes);
                 next[s] += slotBytes;
                 n = 0;
             }
