@@ -95,9 +95,12 @@ public final class RecordKernels {
             }
             return;
         }
-        for (int i = 0; i < partitionOf.length; i++) {
+        // Bounded by the records' bytes, as StagedScatter's loop is: counted over partitionOf, the
+        // whole compile's checks hoisted out of the loop failed on entry, and it was compiled again.
+        int i = 0;
+        for (long offset = 0, end = records.byteSize(); offset < end; offset += size, i++) {
             int p = partitionOf[i];
-            RecordCopy.copy(records, (long) i * size, blocks[p], next[p], size);
+            RecordCopy.copy(records, offset, blocks[p], next[p], size);
             next[p] += size;
         }
     }
