@@ -22,7 +22,7 @@ final class RecordCopy {
 
     /**
      * Copies {@code bytes} bytes from {@code src} at {@code srcOffset} to {@code dst} at
-     * {@code dstOffset}; the two ranges do not overlap.
+     * {@code dstOffset}.
      *
      * @throws IndexOutOfBoundsException if either range is outside its segment
      */
