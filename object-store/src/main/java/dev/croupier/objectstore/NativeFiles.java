@@ -61,8 +61,9 @@ final class NativeFiles {
 
     /**
      * Links open, posix_fallocate, close, madvise, and on Linux mmap and munmap, or returns nulls
-     * if the C library or native access is not available. Restricted methods are the point here: the JVM runs with
-     * {@code --enable-native-access=ALL-UNNAMED} (see the parent pom's croupier.jvm.flags).
+     * if the C library or native access is not available. Restricted methods are the point here:
+     * the JVM runs with {@code --enable-native-access=ALL-UNNAMED} (see the parent pom's
+     * croupier.jvm.flags).
      */
     @SuppressWarnings("restricted")
     private static MethodHandle[] linkLibc() {

@@ -32,6 +32,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.Comparator;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -562,7 +563,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
      * "Room".
      */
     private TaskSpec.Ready stealFor(NodeLink thief) {
-        java.util.BitSet tried = null; // victims with nothing to give, made only when one had none
+        BitSet tried = null; // victims with nothing to give, made only when one had none
         while (true) {
             NodeLink victim = null;
             int most = 0;
@@ -582,7 +583,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
                 return ready;
             }
             if (tried == null) {
-                tried = new java.util.BitSet(nodes.size());
+                tried = new BitSet(nodes.size());
             }
             tried.set(victim.id);
         }
