@@ -78,8 +78,11 @@ public final class Splitters implements Serializable {
     public static Splitters fromSamples(List<MemorySegment> samples, int keyBytes, int partitions, KeyComparator order) {
         List<byte[]> all = new ArrayList<>();
         for (MemorySegment s : samples) {
-            for (long off = 0; off + keyBytes <= s.byteSize(); off += keyBytes) {
-                all.add(s.asSlice(off, keyBytes).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+            // One copy per sample, not a slice per key: the driver makes the splitters while every
+            // node waits for them, before the JIT has compiled the slices.
+            byte[] bytes = s.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+            for (int off = 0; off + keyBytes <= bytes.length; off += keyBytes) {
+                all.add(java.util.Arrays.copyOfRange(bytes, off, off + keyBytes));
             }
         }
         if (order == null) {
