@@ -29,8 +29,7 @@ DISK_STORE="${DISK_STORE:-256m}"
 DISK_PARTITIONS="${DISK_PARTITIONS:-64 256}"
 CROUPIER="$ROOT/bin/croupier"
 
-# One numeric or string field of a flat JSON report.
-field() { sed -n "s/.*\"$1\":\"\\{0,1\\}\\([^,\"}]*\\).*/\\1/p" <<<"$2"; }
+source "$ROOT/benchmarks/scripts/json-field.sh"
 
 run() {
   local json
