@@ -234,6 +234,12 @@ class RowSamplerTest {
                 }
             }
             assertTrue(s.stats().bytesRead() >= 200L * 256 * 100);
+            // While it runs, only the reads in flight (four readers, a chunk and its two partial
+            // pages each) hold pages, counted twice since mincore walks the file as they move on;
+            // with no drop after each read, every chunk read so far would stay (megabytes).
+            long inFlight = 4L * (RowSampler.DEFAULT_CHUNK_BYTES + 2 * 4096);
+            long resident = PageCacheProbe.residentBytes(file);
+            assertTrue(resident <= 2 * inFlight, "pages kept by reads already done: " + resident + " bytes");
         }
         assertEquals(0, PageCacheProbe.residentBytes(file), "buffered reads left pages in the cache");
     }
