@@ -22,7 +22,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 source "$ROOT/benchmarks/scripts/json-field.sh"
 
 die() { echo "compare-builds: $*" >&2; exit 2; }
-usage() { sed -n '11,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+# The header's lines from "Usage:" to its end.
+usage() { sed -n '/^# Usage:/,/^[^#]/p' "${BASH_SOURCE[0]}" | grep '^#' | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 ROUNDS=4
 FIELD=

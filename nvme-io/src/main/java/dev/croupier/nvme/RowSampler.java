@@ -382,9 +382,9 @@ public final class RowSampler implements AutoCloseable {
             readers.close();
             if (adviceFd >= 0) {
                 // Each read's DONTNEED is best effort: the kernel skips a page that is locked, or
-                // held by another reader, or off its LRU list for a moment (here one 4 KiB page in
-                // a few runs of RowSamplerTest). With every reader stopped, one more pass over the
-                // file drops what those skipped.
+                // held by another reader, or off its LRU list for a moment (one 4 KiB page was left
+                // once in RowSamplerTest). With every reader stopped, one more pass over the file
+                // drops what those skipped.
                 int rc = Libc.dropFromPageCache(adviceFd, 0, 0);
                 if (rc != 0) {
                     throw new IOException(file + ": posix_fadvise(DONTNEED) at close failed with error " + rc);

@@ -30,8 +30,12 @@ class RowSamplerTest {
     @TempDir
     Path dir;
 
+    /** Reader threads of {@link #sampler}'s samplers. */
+    private static final int READERS = 4;
+
     private RowSampler.Builder sampler(Path file, int rowSize) {
-        return RowSampler.builder(file).rowSize(rowSize).maxBatchRows(256).memoryLimit(8L << 20).readerThreads(4);
+        return RowSampler.builder(file).rowSize(rowSize).maxBatchRows(256).memoryLimit(8L << 20)
+                .readerThreads(READERS);
     }
 
     @Test
@@ -234,10 +238,10 @@ class RowSamplerTest {
                 }
             }
             assertTrue(s.stats().bytesRead() >= 200L * 256 * 100);
-            // While it runs, only the reads in flight (four readers, a chunk and its two partial
+            // While it runs, only the reads in flight (one per reader, a chunk and its two partial
             // pages each) hold pages, counted twice since mincore walks the file as they move on;
             // with no drop after each read, every chunk read so far would stay (megabytes).
-            long inFlight = 4L * (RowSampler.DEFAULT_CHUNK_BYTES + 2 * 4096);
+            long inFlight = (long) READERS * (RowSampler.DEFAULT_CHUNK_BYTES + 2 * 4096);
             long resident = PageCacheProbe.residentBytes(file);
             assertTrue(resident <= 2 * inFlight, "pages kept by reads already done: " + resident + " bytes");
         }

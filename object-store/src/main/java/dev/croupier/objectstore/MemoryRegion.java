@@ -16,8 +16,9 @@ import java.nio.file.Path;
  * zero-copy reads, as Ray's plasma store does. A store only its own process reads (the nodes of
  * an embedded cluster, or a node process whose store /dev/shm has no room for) needs no file:
  * its region is {@link NativeFiles#mapPrivate private} memory, whose fresh pages cost less to
- * touch, and which leaves nothing in the memory folder if the process is killed. Closing the arena unmaps the region at once (no wait for GC). The
- * region starts sparse, so a store costs memory only as it is used: blocks are made real ahead
+ * touch, and which leaves nothing in the memory folder if the process is killed. Closing the
+ * arena unmaps the region at once (no wait for GC). The region starts sparse, so a store costs
+ * memory only as it is used: blocks are made real ahead
  * of the highest byte handed out ({@link #reserveTo}), {@value #GROWTH_BYTES} bytes at a time,
  * before anything is written there. A file's blocks are first {@link NativeFiles#reserve
  * reserved}, so touching a page can never fault on a full tmpfs; when the memory folder is full

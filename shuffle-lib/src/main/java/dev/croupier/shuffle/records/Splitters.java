@@ -2,7 +2,9 @@ package dev.croupier.shuffle.records;
 
 import java.io.Serializable;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -80,13 +82,13 @@ public final class Splitters implements Serializable {
         for (MemorySegment s : samples) {
             // One copy per sample, not a slice per key: the driver makes the splitters while every
             // node waits for them, before the JIT has compiled the slices.
-            byte[] bytes = s.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+            byte[] bytes = s.toArray(ValueLayout.JAVA_BYTE);
             for (int off = 0; off + keyBytes <= bytes.length; off += keyBytes) {
-                all.add(java.util.Arrays.copyOfRange(bytes, off, off + keyBytes));
+                all.add(Arrays.copyOfRange(bytes, off, off + keyBytes));
             }
         }
         if (order == null) {
-            all.sort(java.util.Arrays::compareUnsigned);
+            all.sort(Arrays::compareUnsigned);
         } else {
             all.sort((x, y) -> order.compare(MemorySegment.ofArray(x), 0, MemorySegment.ofArray(y), 0));
         }
