@@ -45,7 +45,8 @@ class NodeProcessesFlagsTest {
     @Test
     void nodesDropTheDriversAheadOfTimeCacheAndArchiveFlags() {
         List<String> driver = List.of("-XX:AOTMode=record", "-XX:AOTConfiguration=/tmp/cli.conf",
-                "-XX:AOTCache=/tmp/cli.aot", "-XX:AOTCacheOutput=/tmp/out.aot", "-XX:SharedArchiveFile=/tmp/app.jsa",
+                "-XX:AOTCache=/tmp/cli.aot", "-XX:+AOTCompileEagerly", "-XX:AOTCacheOutput=/tmp/out.aot",
+                "-XX:SharedArchiveFile=/tmp/app.jsa",
                 "-XX:-DisplayVMOutput", "-Xlog:aot*=off,cds*=off", "-Xlog:gc", "-Xshare:auto");
         assertEquals(quiet("-Xlog:gc", "-Xshare:auto", "-XX:+UseParallelGC"), NodeProcesses.nodeFlags(driver, false));
     }
@@ -136,21 +137,42 @@ class NodeProcessesFlagsTest {
 
     /**
      * A driver whose launcher is recording its own ahead-of-time cache passes
-     * {@code -XX:+UnlockDiagnosticVMOptions} to its nodes; their cache must be the one every
-     * later run finds, or each build trains two.
+     * {@code -XX:+UnlockDiagnosticVMOptions} to its nodes, and one reading it
+     * {@code -XX:+UnlockExperimentalVMOptions}; their cache must be the one every later run
+     * finds, or each build trains two.
      */
     @Test
-    void theNodesCacheIsTheSameWhetherOrNotTheDriverUnlocksDiagnosticFlags(@TempDir Path dir) throws Exception {
+    void theNodesCacheIsTheSameWhetherOrNotTheDriverUnlocksFlags(@TempDir Path dir) throws Exception {
         String cp = Files.writeString(dir.resolve("a.jar"), "not really a jar").toString();
         Path plain = NodeProcesses.cacheFile(dir, List.of("-Xmx1g", "-XX:+UseParallelGC"), cp);
         assertEquals(plain, NodeProcesses.cacheFile(dir,
                 List.of("-XX:+UnlockDiagnosticVMOptions", "-Xmx1g", "-XX:+UseParallelGC"), cp));
+        assertEquals(plain, NodeProcesses.cacheFile(dir,
+                List.of("-XX:+UnlockExperimentalVMOptions", "-Xmx1g", "-XX:+UseParallelGC"), cp));
         assertTrue(!plain.equals(NodeProcesses.cacheFile(dir, List.of("-Xmx2g", "-XX:+UseParallelGC"), cp)),
                 "other flags, another cache");
         assertEquals(null, NodeProcesses.cacheFile(dir, List.of("-Xshare:off"), cp), "sharing chosen: none");
         Files.writeString(Files.createDirectories(dir.resolve("classes")).resolve("A.class"), "");
         assertEquals(null, NodeProcesses.cacheFile(dir, List.of("-Xmx1g"), cp + File.pathSeparator + dir.resolve("classes")),
                 "a class folder: none");
+    }
+
+    /**
+     * A node reading a cache compiles eagerly from it on JDK 25, whose flag for that is
+     * experimental: this JDK must take the flags and set what they name (a JDK without the flag
+     * would refuse to start every node).
+     */
+    @Test
+    void theJvmTakesTheEagerCompileFlagsANodeReadingACacheGets() throws Exception {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        command.addAll(NodeProcesses.EAGER_COMPILES);
+        command.addAll(List.of("-XX:+PrintFlagsFinal", "-version"));
+        Process java = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String output = new String(java.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(java.waitFor(60, TimeUnit.SECONDS));
+        assertEquals(0, java.exitValue(), output);
+        boolean eager = output.lines().anyMatch(l -> l.matches("\\s*bool AOTCompileEagerly\\s+= true\\s.*"));
+        assertEquals(Runtime.version().feature() == 25, eager, "AOTCompileEagerly on JDK " + Runtime.version());
     }
 
     @Test
