@@ -43,6 +43,8 @@ import org.openjdk.jmh.annotations.Warmup;
  *   <li>{@code sortOneBlock}: sort the block (a reduce task with one input).
  *   <li>{@code sortSixteenBlocks}: sort 16 blocks of 4 MiB (a reduce task after SIMPLE).
  *   <li>{@code concatSixteenBlocks}: concatenate 16 blocks of 4 MiB (a merge task).
+ *   <li>{@code generateBlock}: make 64 MiB of records ({@code sort-benchmark}'s generate task);
+ *       its bound is {@code fillTask}, one task that fills a fresh 64 MiB output with one byte.
  * </ul>
  */
 @State(Scope.Benchmark)
@@ -135,6 +137,24 @@ public class RecordKernelBenchmark {
     @Benchmark
     public long concatSixteenBlocks() {
         return run(cluster.task((List<MemorySegment> in) -> RecordKernels.concat(in), ObjectRef.all(sixteen)).remote());
+    }
+
+    @Benchmark
+    public long generateBlock() {
+        return run(cluster.task(() -> {
+            MemorySegment out = TaskOutput.allocate(BYTES);
+            SortBenchmarkRecords.generate(3, 0, out);
+            return out;
+        }).remote());
+    }
+
+    @Benchmark
+    public long fillTask() {
+        return run(cluster.task(() -> {
+            MemorySegment out = TaskOutput.allocate(BYTES);
+            out.fill((byte) 'A');
+            return out;
+        }).remote());
     }
 
     /** The partition count of {@link #partitionMany}, each a benchmark of its own. */

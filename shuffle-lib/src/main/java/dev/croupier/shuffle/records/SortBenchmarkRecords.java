@@ -7,6 +7,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -51,30 +52,53 @@ public final class SortBenchmarkRecords {
 
     private SortBenchmarkRecords() {}
 
-    /** Fills {@code out} with records {@code first, first+1, ...} of the stream of {@code seed}. */
+    /**
+     * Fills {@code out} with records {@code first, first+1, ...} of the stream of {@code seed}.
+     * Each record is 13 stores of 2 to 8 bytes, its hex digits made eight at a time in a long:
+     * per byte, it was three times slower.
+     */
     public static void generate(long seed, long first, MemorySegment out) {
         long n = LAYOUT.records(out.byteSize());
-        byte[] hex = "0123456789ABCDEF".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
         for (long i = 0; i < n; i++) {
             long index = first + i;
             long at = i * RECORD;
             long k1 = mix(seed ^ (index * 0x9E3779B97F4A7C15L));
             long k2 = mix(k1 + 0x632BE59BD9B4E019L);
-            out.set(ValueLayout.JAVA_LONG_UNALIGNED, at, k1);
-            out.set(ValueLayout.JAVA_SHORT_UNALIGNED, at + 8, (short) k2);
-            out.set(ValueLayout.JAVA_BYTE, at + 10, (byte) 0x00);
-            out.set(ValueLayout.JAVA_BYTE, at + 11, (byte) 0x11);
-            for (int d = 0; d < 32; d++) {
-                int nibble = d < 16 ? 0 : (int) ((index >>> (4 * (31 - d))) & 0xF);
-                out.set(ValueLayout.JAVA_BYTE, at + 12 + d, hex[nibble]);
+            out.set(LONG, at, k1);
+            out.set(SHORT, at + 8, (short) k2);
+            out.set(SHORT, at + 10, (short) 0x1100);
+            out.set(LONG, at + 12, ZEROS); // the index's high 64 bits, always 0
+            out.set(LONG, at + 20, ZEROS);
+            out.set(LONG, at + 28, hexDigits((int) (index >>> 32)));
+            out.set(LONG, at + 36, hexDigits((int) index));
+            out.set(INT, at + 44, 0xBBAA9988);
+            long letters = ('A' + Long.remainderUnsigned(index, 26)) * 0x0101010101010101L;
+            for (int f = 48; f < 96; f += 8) {
+                out.set(LONG, at + f, letters);
             }
-            out.set(ValueLayout.JAVA_INT_UNALIGNED, at + 44, 0xBBAA9988);
-            byte letter = (byte) ('A' + (int) Long.remainderUnsigned(index, 26));
-            for (int f = 48; f < 96; f++) {
-                out.set(ValueLayout.JAVA_BYTE, at + f, letter);
-            }
-            out.set(ValueLayout.JAVA_INT_UNALIGNED, at + 96, 0xFFEEDDCC);
+            out.set(INT, at + 96, 0xFFEEDDCC);
         }
+    }
+
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    /** Eight ASCII '0' digits. */
+    private static final long ZEROS = 0x3030303030303030L;
+
+    /**
+     * The eight uppercase hex digits of {@code x}, most significant first, as the bytes of a
+     * little-endian long: each nibble spread into a byte of its own, then '0' added, and 7 more
+     * where the nibble is 10 or above.
+     */
+    static long hexDigits(int x) {
+        long v = x & 0xFFFFFFFFL;
+        v = (v | (v << 16)) & 0x0000FFFF0000FFFFL;
+        v = (v | (v << 8)) & 0x00FF00FF00FF00FFL;
+        v = (v | (v << 4)) & 0x0F0F0F0F0F0F0F0FL; // byte j holds nibble j, the least significant first
+        v = Long.reverseBytes(v);
+        long letter = ((v + 0x0606060606060606L) >>> 4) & 0x0101010101010101L;
+        return v + ZEROS + letter * 7;
     }
 
     private static long mix(long z) {
