@@ -84,20 +84,21 @@ final class NodeProcesses implements AutoCloseable {
     }
 
     /**
-     * The driver's JVM flags as a node's: without a debugger agent, without what places
-     * the driver's own modules (a node runs on the class path, whichever path the driver's
-     * application uses), and without the driver's ahead-of-time cache, its eager compiles from
-     * it, or its class-data archive, which describe the driver's run (a node records or reads its own, {@link #aheadOfTimeCache};
-     * several nodes recording into the driver's one file would corrupt it), nor the quiet the
-     * launcher asks of a recording run (a node's log keeps what its VM prints), nor the driver's
-     * grant of native access: a node's is to the class path, always. A node runs the throughput
-     * collector unless the driver's flags choose one: its data lives in its store, and under G1
-     * the kernels' arrays of a few MiB are humongous objects that start concurrent cycles on the
-     * task's cores (docs/benchmarks.md). On a {@code crowded} machine a node also compiles less
-     * ({@link #FEWER_COMPILES}) unless the driver's flags set the JIT's thresholds. A node also
-     * gets what keeps its log free of notices ({@link #QUIET}): a driver started with no flags
-     * would give its nodes none, and a node killed with {@code kill -9} writes no line of its
-     * own, so the loss's message would quote a JDK or SLF4J notice as the node's last word.
+     * The driver's JVM flags as a node's: without a debugger agent, without what places the
+     * driver's own modules (a node runs on the class path, whichever path the driver's application
+     * uses), and without the driver's ahead-of-time cache, its eager compiles from it, or its
+     * class-data archive, which describe the driver's run (a node records or reads its own,
+     * {@link #aheadOfTimeCache}; several nodes recording into the driver's one file would corrupt
+     * it), nor the quiet the launcher asks of a recording run (a node's log keeps what its VM
+     * prints), nor the driver's grant of native access: a node's is to the class path, always. A
+     * node runs the throughput collector unless the driver's flags choose one: its data lives in
+     * its store, and under G1 the kernels' arrays of a few MiB are humongous objects that start
+     * concurrent cycles on the task's cores (docs/benchmarks.md). On a {@code crowded} machine a
+     * node also compiles less ({@link #FEWER_COMPILES}) unless the driver's flags set the JIT's
+     * thresholds. A node also gets what keeps its log free of notices ({@link #QUIET}): a driver
+     * started with no flags would give its nodes none, and a node killed with {@code kill -9}
+     * writes no line of its own, so the loss's message would quote a JDK or SLF4J notice as the
+     * node's last word.
      */
     static List<String> nodeFlags(List<String> driverFlags, boolean crowded) {
         List<String> out = new ArrayList<>(driverFlags.size());
@@ -223,16 +224,16 @@ final class NodeProcesses implements AutoCloseable {
     }
 
     /**
-     * Flags that start a node from an ahead-of-time cache of its classes, linked, with the
-     * method profiles of a run (JDK 25's {@code AOTCache}): a node then loads no class from its
-     * jars and compiles its hot methods from the first task on, instead of warming up in every
-     * run ({@link #EAGER_COMPILES}). The first node of a run without a cache records one ({@code AOTCacheOutput}), which
-     * its JVM writes when it exits, under a name of its own that {@link #close} renames into
-     * place; every later run reads it. The name depends on the JDK, the flags and the class
-     * path with each jar's size and time, so a new build trains a new cache; the
-     * {@value #CACHES_KEPT} most recently used are kept. None if the node's flags choose how
-     * class data is shared ({@code -Xshare}), or if its class path has a class folder (a build's
-     * tests).
+     * Flags that start a node from an ahead-of-time cache of its classes, linked, with the method
+     * profiles of a run (JDK 25's {@code AOTCache}): a node then loads no class from its jars and
+     * compiles its hot methods from the first task on, instead of warming up in every run
+     * ({@link #EAGER_COMPILES}). The first node of a run without a cache records one
+     * ({@code AOTCacheOutput}), which its JVM writes when it exits, under a name of its own that
+     * {@link #close} renames into place; every later run reads it. The name depends on the JDK,
+     * the flags and the class path with each jar's size and time, so a new build trains a new
+     * cache; the {@value #CACHES_KEPT} most recently used are kept. None if the node's flags
+     * choose how class data is shared ({@code -Xshare}), or if its class path has a class folder
+     * (a build's tests).
      */
     private synchronized List<String> aheadOfTimeCache(int id, List<String> flags, String classPath) {
         Path cache = cacheFile(Path.of(System.getProperty("java.io.tmpdir")), flags, classPath);

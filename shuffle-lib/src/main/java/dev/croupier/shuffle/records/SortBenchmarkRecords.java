@@ -55,7 +55,8 @@ public final class SortBenchmarkRecords {
     /**
      * Fills {@code out} with records {@code first, first+1, ...} of the stream of {@code seed}.
      * Each record is 13 stores of 2 to 8 bytes, its hex digits made eight at a time in a long:
-     * per byte, it was three times slower.
+     * written a byte at a time, as the layout draws it, it took three times as long
+     * (docs/benchmarks.md, "Generating records").
      */
     public static void generate(long seed, long first, MemorySegment out) {
         long n = LAYOUT.records(out.byteSize());
@@ -66,7 +67,7 @@ public final class SortBenchmarkRecords {
             long k2 = mix(k1 + 0x632BE59BD9B4E019L);
             out.set(LONG, at, k1);
             out.set(SHORT, at + 8, (short) k2);
-            out.set(SHORT, at + 10, (short) 0x1100);
+            out.set(SHORT, at + 10, (short) 0x1100); // bytes 00 11
             out.set(LONG, at + 12, ZEROS); // the index's high 64 bits, always 0
             out.set(LONG, at + 20, ZEROS);
             out.set(LONG, at + 28, hexDigits((int) (index >>> 32)));
@@ -91,7 +92,7 @@ public final class SortBenchmarkRecords {
      * little-endian long: each nibble spread into a byte of its own, then '0' added, and 7 more
      * where the nibble is 10 or above.
      */
-    static long hexDigits(int x) {
+    private static long hexDigits(int x) {
         long v = x & 0xFFFFFFFFL;
         v = (v | (v << 16)) & 0x0000FFFF0000FFFFL;
         v = (v | (v << 8)) & 0x00FF00FF00FF00FFL;
