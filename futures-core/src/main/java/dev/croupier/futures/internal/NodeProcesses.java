@@ -293,11 +293,11 @@ final class NodeProcesses implements AutoCloseable {
     }
 
     /**
-     * Flags a node reading a cache gets on JDK 25: compile what the cache's training run compiled
-     * as soon as its class is ready ({@code AOTCompileEagerly}, experimental in JDK 25, so named for
-     * it only), instead of once each method is hot again. A 1 GB in-memory sort on two node
-     * processes ran 10% faster with them (docs/benchmarks.md, "Compiled as the classes load");
-     * {@code bin/croupier} gives the driver the same.
+     * Flags a node reading a cache gets on JDK 25: compile what the cache's training run
+     * compiled as soon as its class is ready ({@code AOTCompileEagerly}, experimental in JDK 25,
+     * so named for it only), instead of once each method is hot again. A 1 GB in-memory sort on
+     * two node processes ran 10% faster with them (docs/benchmarks.md, "Compiled as the classes
+     * load"); {@code bin/croupier} gives the driver the same.
      */
     static final List<String> EAGER_COMPILES = Runtime.version().feature() == 25
             ? List.of("-XX:+UnlockExperimentalVMOptions", "-XX:+AOTCompileEagerly") : List.of();
