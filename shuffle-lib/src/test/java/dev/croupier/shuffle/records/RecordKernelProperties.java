@@ -240,6 +240,35 @@ class RecordKernelProperties {
         assertArrayEquals(expected, made.toArray(ValueLayout.JAVA_BYTE), "records from " + first + ", seed " + seed);
     }
 
+    /**
+     * A block's checksum, in memory and read back from a file, is the 128-bit sum of its
+     * records' CRC-32s, each over exactly its record's 100 bytes.
+     */
+    @Property(tries = 30)
+    void aChecksumIsTheSumOfItsRecordsCrcsInMemoryAndInAFile(@ForAll @IntRange(min = 1, max = 400) int n,
+                                                             @ForAll long seed) throws Exception {
+        MemorySegment block = MemorySegment.ofArray(new byte[n * 100]);
+        SortBenchmarkRecords.generate(seed, 0, block);
+        byte[] bytes = block.toArray(ValueLayout.JAVA_BYTE);
+        java.math.BigInteger sum = java.math.BigInteger.ZERO;
+        for (int i = 0; i < n; i++) {
+            java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+            crc.update(bytes, i * 100, 100);
+            sum = sum.add(java.math.BigInteger.valueOf(crc.getValue()));
+        }
+        Checksum expected = new Checksum(sum.shiftRight(64).longValue(), sum.longValue());
+        assertEquals(expected, SortBenchmarkRecords.checksum(block));
+        java.nio.file.Path file = java.nio.file.Files.createTempFile("croupier-checksum-", ".dat");
+        try {
+            java.nio.file.Files.write(file, bytes);
+            SortBenchmarkRecords.Validation read = SortBenchmarkRecords.validate(file);
+            assertEquals(expected, read.checksum());
+            assertEquals(n, read.records());
+        } finally {
+            java.nio.file.Files.delete(file);
+        }
+    }
+
     /** The key mixer the layout's note names: SplitMix64's finalizer. */
     private static long mix(long z) {
         z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
