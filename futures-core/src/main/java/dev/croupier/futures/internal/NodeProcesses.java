@@ -161,12 +161,13 @@ final class NodeProcesses implements AutoCloseable {
      * compiling early costs nothing and the JVM's defaults stay. The build writes the list (the
      * parent POM's {@code croupier.jvm.fewer.compiles}), which {@code bin/croupier} reads too.
      */
-    static final List<String> FEWER_COMPILES = fewerCompiles();
+    static final List<String> FEWER_COMPILES = flagsResource("fewer-compiles.flags");
 
-    private static List<String> fewerCompiles() {
-        try (java.io.InputStream in = NodeProcesses.class.getResourceAsStream("fewer-compiles.flags")) {
+    /** The flags in resource {@code name}, which the build writes from a property of the parent POM. */
+    private static List<String> flagsResource(String name) {
+        try (java.io.InputStream in = NodeProcesses.class.getResourceAsStream(name)) {
             if (in == null) {
-                throw new IllegalStateException("fewer-compiles.flags is missing from the futures-core jar");
+                throw new IllegalStateException(name + " is missing from the futures-core jar");
             }
             return List.of(new String(in.readAllBytes(), StandardCharsets.UTF_8).trim().split("\\s+"));
         } catch (IOException e) {
@@ -297,10 +298,11 @@ final class NodeProcesses implements AutoCloseable {
      * compiled as soon as its class is ready ({@code AOTCompileEagerly}, experimental in JDK 25,
      * so named for it only), instead of once each method is hot again. A 1 GB in-memory sort on
      * two node processes ran 10% faster with them (docs/benchmarks.md, "Compiled as the classes
-     * load"); {@code bin/croupier} gives the driver the same.
+     * load"). The build writes the list (the parent POM's {@code croupier.jvm.eager.compiles}),
+     * which {@code bin/croupier} reads too, for the driver.
      */
     static final List<String> EAGER_COMPILES = Runtime.version().feature() == 25
-            ? List.of("-XX:+UnlockExperimentalVMOptions", "-XX:+AOTCompileEagerly") : List.of();
+            ? flagsResource("eager-compiles.flags") : List.of();
 
     /** Caches kept in the temporary folder: a few builds or class paths in turn. */
     private static final int CACHES_KEPT = 4;
