@@ -86,7 +86,8 @@ final class NodeProcesses implements AutoCloseable {
     /**
      * The driver's JVM flags as a node's: without a debugger agent, without what places the
      * driver's own modules (a node runs on the class path, whichever path the driver's application
-     * uses), and without the driver's ahead-of-time cache, its eager compiles from it, or its
+     * uses), and without the driver's ahead-of-time cache, the flags it runs from it with
+     * ({@link #FROM_CACHE}, but the unlocking of experimental flags, which others may need), or its
      * class-data archive, which describe the driver's run (a node records or reads its own,
      * {@link #aheadOfTimeCache}; several nodes recording into the driver's one file would corrupt
      * it), nor the quiet the launcher asks of a recording run (a node's log keeps what its VM
@@ -105,7 +106,7 @@ final class NodeProcesses implements AutoCloseable {
         for (String flag : driverFlags) {
             if (flag.startsWith("-XX:AOTMode") || flag.startsWith("-XX:AOTConfiguration")
                     || flag.startsWith("-XX:AOTCache") || flag.startsWith("-XX:SharedArchiveFile")
-                    || flag.equals("-XX:+AOTCompileEagerly")
+                    || FROM_CACHE.contains(flag) && !flag.startsWith("-XX:+Unlock")
                     || flag.equals("-XX:-DisplayVMOutput") || flag.startsWith("-Xlog:aot")) {
                 continue;
             }
@@ -228,7 +229,7 @@ final class NodeProcesses implements AutoCloseable {
      * Flags that start a node from an ahead-of-time cache of its classes, linked, with the method
      * profiles of a run (JDK 25's {@code AOTCache}): a node then loads no class from its jars and
      * compiles its hot methods from the first task on, instead of warming up in every run
-     * ({@link #EAGER_COMPILES}). The first node of a run without a cache records one
+     * ({@link #FROM_CACHE}). The first node of a run without a cache records one
      * ({@code AOTCacheOutput}), which its JVM writes when it exits, under a name of its own that
      * {@link #close} renames into place; every later run reads it. The name depends on the JDK,
      * the flags and the class path with each jar's size and time, so a new build trains a new
@@ -248,7 +249,7 @@ final class NodeProcesses implements AutoCloseable {
                 // it only orders the caches that are kept
             }
             List<String> read = new ArrayList<>(List.of("-XX:AOTCache=" + cache));
-            read.addAll(EAGER_COMPILES);
+            read.addAll(FROM_CACHE);
             return read;
         }
         if (id != 0 || training != null) {
@@ -294,15 +295,18 @@ final class NodeProcesses implements AutoCloseable {
     }
 
     /**
-     * Flags a node reading a cache gets on JDK 25: compile what the cache's training run
-     * compiled as soon as its class is ready ({@code AOTCompileEagerly}, experimental in JDK 25,
-     * so named for it only), instead of once each method is hot again. A 1 GB in-memory sort on
-     * two node processes ran 10% faster with them (docs/benchmarks.md, "Compiled as the classes
-     * load"). The build writes the list (the parent POM's {@code croupier.jvm.eager.compiles}),
-     * which {@code bin/croupier} reads too, for the driver.
+     * Flags a node reading a cache gets on JDK 25, and a node recording one does not: compile
+     * what the cache's training run compiled as soon as its class is ready
+     * ({@code AOTCompileEagerly}, experimental in JDK 25, so named for it only), instead of once
+     * each method is hot again; and keep C2 from loop optimizations whose traps had it compile
+     * each sort kernel twice over ({@code -XX:-UseProfiledLoopPredicate -XX:-LoopUnswitching}).
+     * A 1 GB in-memory sort on two node processes ran 10% faster with the first
+     * (docs/benchmarks.md, "Compiled as the classes load"; "Loops compiled once"). The build
+     * writes the list (the parent POM's {@code croupier.jvm.from.cache}), which
+     * {@code bin/croupier} reads too, for the driver.
      */
-    static final List<String> EAGER_COMPILES = Runtime.version().feature() == 25
-            ? flagsResource("eager-compiles.flags") : List.of();
+    static final List<String> FROM_CACHE = Runtime.version().feature() == 25
+            ? flagsResource("from-cache.flags") : List.of();
 
     /** Caches kept in the temporary folder: a few builds or class paths in turn. */
     private static final int CACHES_KEPT = 4;

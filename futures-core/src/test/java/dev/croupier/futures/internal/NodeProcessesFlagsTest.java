@@ -44,11 +44,16 @@ class NodeProcessesFlagsTest {
      */
     @Test
     void nodesDropTheDriversAheadOfTimeCacheAndArchiveFlags() {
-        List<String> driver = List.of("-XX:AOTMode=record", "-XX:AOTConfiguration=/tmp/cli.conf",
+        List<String> driver = new ArrayList<>(List.of("-XX:AOTMode=record", "-XX:AOTConfiguration=/tmp/cli.conf",
                 "-XX:AOTCache=/tmp/cli.aot", "-XX:+AOTCompileEagerly", "-XX:AOTCacheOutput=/tmp/out.aot",
                 "-XX:SharedArchiveFile=/tmp/app.jsa",
-                "-XX:-DisplayVMOutput", "-Xlog:aot*=off,cds*=off", "-Xlog:gc", "-Xshare:auto");
-        assertEquals(quiet("-Xlog:gc", "-Xshare:auto", "-XX:+UseParallelGC"), NodeProcesses.nodeFlags(driver, false));
+                "-XX:-DisplayVMOutput", "-Xlog:aot*=off,cds*=off", "-Xlog:gc", "-Xshare:auto"));
+        driver.addAll(NodeProcesses.FROM_CACHE); // as the launcher runs a driver from its cache
+        List<String> unlocks = NodeProcesses.FROM_CACHE.stream().filter(f -> f.startsWith("-XX:+Unlock")).toList();
+        List<String> node = new ArrayList<>(List.of("-Xlog:gc", "-Xshare:auto"));
+        node.addAll(unlocks); // kept: they only unlock flags, which a driver's other flags may need
+        node.add("-XX:+UseParallelGC");
+        assertEquals(quiet(node.toArray(String[]::new)), NodeProcesses.nodeFlags(driver, false));
     }
 
     /** Nodes run the throughput collector, or the one the driver's flags chose (the JVM refuses two). */
@@ -159,13 +164,13 @@ class NodeProcessesFlagsTest {
 
     /**
      * A node reading a cache compiles eagerly from it on JDK 25, whose flag for that is
-     * experimental: this JDK must take the flags and set what they name (a JDK without the flag
-     * would refuse to start every node).
+     * experimental, and without two loop optimizations: this JDK must take the flags and set what
+     * they name (a JDK without one of them would refuse to start every node).
      */
     @Test
-    void theJvmTakesTheEagerCompileFlagsANodeReadingACacheGets() throws Exception {
+    void theJvmTakesTheFlagsANodeReadingACacheGets() throws Exception {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-        command.addAll(NodeProcesses.EAGER_COMPILES);
+        command.addAll(NodeProcesses.FROM_CACHE);
         command.addAll(List.of("-XX:+PrintFlagsFinal", "-version"));
         Process java = new ProcessBuilder(command).redirectErrorStream(true).start();
         String output = new String(java.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -173,6 +178,10 @@ class NodeProcessesFlagsTest {
         assertEquals(0, java.exitValue(), output);
         boolean eager = output.lines().anyMatch(l -> l.matches("\\s*bool AOTCompileEagerly\\s+= true\\s.*"));
         assertEquals(Runtime.version().feature() == 25, eager, "AOTCompileEagerly on JDK " + Runtime.version());
+        for (String loops : List.of("UseProfiledLoopPredicate", "LoopUnswitching")) {
+            boolean off = output.lines().anyMatch(l -> l.matches("\\s*bool " + loops + "\\s+= false\\s.*"));
+            assertEquals(Runtime.version().feature() == 25, off, loops + " off on JDK " + Runtime.version());
+        }
     }
 
     @Test
