@@ -227,7 +227,7 @@ public final class RecordKernels {
             return false;
         }
         long[] prefixes = new long[Math.toIntExact(bytes(layout, blocks) / size)];
-        int top = readPrefixes(layout, blocks, prefixes);
+        int top = prefixWords(layout, blocks, prefixes, 0);
         if (top < 0) {
             return false;
         }
@@ -262,10 +262,13 @@ public final class RecordKernels {
     // bucketSort's loops over every record are methods of their own, as partition's are.
 
     /**
-     * Fills {@code prefixes} with the key prefixes of the records of {@code blocks}, in order;
-     * returns the highest bit in which two of them differ, -1 if all are equal.
+     * Fills {@code words} with one word per record of {@code blocks}, in order: its key prefix
+     * ({@link KeyOrder#prefix}) with the bits of {@code ordinalMask} cleared, and the record's
+     * ordinal in them (0 keeps the whole prefix). Returns the highest bit in which two of the
+     * prefixes differ, -1 if all are equal. The bucket pass and every bucket's sort read their
+     * prefixes here, so the JIT compiles one loop for both.
      */
-    private static int readPrefixes(RecordLayout layout, List<MemorySegment> blocks, long[] prefixes) {
+    private static int prefixWords(RecordLayout layout, List<MemorySegment> blocks, long[] words, long ordinalMask) {
         int size = layout.recordBytes();
         int keyBytes = layout.keyBytes();
         long min = -1;
@@ -274,7 +277,7 @@ public final class RecordKernels {
         for (MemorySegment b : blocks) {
             for (long offset = 0, end = layout.records(b.byteSize()) * size; offset < end; offset += size, i++) {
                 long p = KeyOrder.prefix(b, offset, keyBytes);
-                prefixes[i] = p;
+                words[i] = (p & ~ordinalMask) | (i & ordinalMask);
                 if (Long.compareUnsigned(p, min) < 0) {
                     min = p;
                 }
@@ -353,9 +356,8 @@ public final class RecordKernels {
         int ordinalBits = Math.max(1, 64 - Long.numberOfLeadingZeros(Math.max(1, n - 1)));
         long ordinalMask = (1L << ordinalBits) - 1;
         long[] sorted = new long[n];
-        int i = 0;
         if (order != null) {
-            for (i = 0; i < n; i++) {
+            for (int i = 0; i < n; i++) {
                 sorted[i] = i;
             }
             mergeSort(sorted, new long[n], 0, n, ordinalMask, (x, y) -> {
@@ -364,11 +366,7 @@ public final class RecordKernels {
                 return order.compare(in[bx], (x - starts[bx]) * size, in[by], (y - starts[by]) * size);
             });
         } else {
-            for (int b = 0; b < in.length; b++) {
-                for (long offset = 0, end = in[b].byteSize(); offset < end; offset += size, i++) {
-                    sorted[i] = (KeyOrder.prefix(in[b], offset, keyBytes) & ~ordinalMask) | i;
-                }
-            }
+            prefixWords(layout, blocks, sorted, ordinalMask);
             radixSortTop(sorted, ordinalBits);
         }
         if (order == null && keyBytes * 8L > 64 - ordinalBits) {
