@@ -18,14 +18,13 @@ import java.nio.file.Path;
  * its region is {@link NativeFiles#mapPrivate private} memory, whose fresh pages cost less to
  * touch, and which leaves nothing in the memory folder if the process is killed. Closing the
  * arena unmaps the region at once (no wait for GC). The region starts sparse, so a store costs
- * memory only as it is used: blocks are made real ahead
- * of the highest byte handed out ({@link #reserveTo}), {@value #GROWTH_BYTES} bytes at a time,
- * before anything is written there. A file's blocks are first {@link NativeFiles#reserve
- * reserved}, so touching a page can never fault on a full tmpfs; when the memory folder is full
- * the reservation fails, and the store gives up the rest of its capacity
- * ({@link FreeListAllocator#retire}) instead. The blocks are then
- * {@link NativeFiles#populate populated} into the mapping, so the writers that fill them take no
- * page fault per page. A file's mapping is {@link NativeFiles#adviseRandom advised random},
+ * memory only as it is used: blocks are made real ahead of the highest byte handed out
+ * ({@link #reserveTo}), {@value #GROWTH_BYTES} bytes at a time, before anything is written
+ * there. A file's blocks are first {@link NativeFiles#reserve reserved}, so touching a page can
+ * never fault on a full tmpfs; when the memory folder is full the reservation fails, and the
+ * store gives up the rest of its capacity ({@link FreeListAllocator#retire}) instead. The blocks
+ * are then {@link NativeFiles#populate populated} into the mapping, so the writers that fill
+ * them take no page fault per page. A file's mapping is {@link NativeFiles#adviseRandom advised random},
  * which makes its close cheaper.
  *
  * <p>Thread-safety: segments may be used from any thread; allocation is not thread-safe and is

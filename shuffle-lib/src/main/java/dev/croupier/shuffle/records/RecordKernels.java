@@ -366,8 +366,7 @@ public final class RecordKernels {
                 return order.compare(in[bx], (x - starts[bx]) * size, in[by], (y - starts[by]) * size);
             });
         } else {
-            prefixWords(layout, blocks, sorted, ordinalMask);
-            radixSortTop(sorted, ordinalBits);
+            radixSortTop(sorted, ordinalBits, prefixWords(layout, blocks, sorted, ordinalMask));
         }
         if (order == null && keyBytes * 8L > 64 - ordinalBits) {
             sortTies(sorted, ordinalMask, (x, y) -> {
@@ -492,21 +491,14 @@ public final class RecordKernels {
      * each run is then put in order by the whole word (key bits, then ordinal: stable) by an
      * insertion sort, or, when keys share so many bits that a run is long, by the full radix
      * sort of that run. For the 2,600 random keys of a bucket, two passes instead of six.
+     * {@code top} is the highest bit in which two of the words differ, -1 if none: the
+     * {@link #prefixWords} that made them knows it.
      */
-    static void radixSortTop(long[] words, int fromBit) {
+    static void radixSortTop(long[] words, int fromBit, int top) {
         int n = words.length;
-        if (n < 2) {
+        if (n < 2 || top < fromBit) {
             return;
         }
-        long differ = 0;
-        for (long w : words) {
-            differ |= w ^ words[0];
-        }
-        differ &= -1L << fromBit;
-        if (differ == 0) {
-            return;
-        }
-        int top = 63 - Long.numberOfLeadingZeros(differ);
         int wanted = 64 - Long.numberOfLeadingZeros(n) + 4;
         int lowest = Math.max(fromBit, top + 1 - wanted);
         radixSort(words, lowest, top);

@@ -7,10 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.croupier.shuffle.PackFrame;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.math.BigInteger;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.zip.CRC32;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
@@ -260,22 +264,22 @@ class RecordKernelProperties {
         MemorySegment block = MemorySegment.ofArray(new byte[n * 100]);
         SortBenchmarkRecords.generate(seed, 0, block);
         byte[] bytes = block.toArray(ValueLayout.JAVA_BYTE);
-        java.math.BigInteger sum = java.math.BigInteger.ZERO;
+        BigInteger sum = BigInteger.ZERO;
         for (int i = 0; i < n; i++) {
-            java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+            CRC32 crc = new CRC32();
             crc.update(bytes, i * 100, 100);
-            sum = sum.add(java.math.BigInteger.valueOf(crc.getValue()));
+            sum = sum.add(BigInteger.valueOf(crc.getValue()));
         }
         Checksum expected = new Checksum(sum.shiftRight(64).longValue(), sum.longValue());
         assertEquals(expected, SortBenchmarkRecords.checksum(block));
-        java.nio.file.Path file = java.nio.file.Files.createTempFile("croupier-checksum-", ".dat");
+        Path file = Files.createTempFile("croupier-checksum-", ".dat");
         try {
-            java.nio.file.Files.write(file, bytes);
+            Files.write(file, bytes);
             SortBenchmarkRecords.Validation read = SortBenchmarkRecords.validate(file);
             assertEquals(expected, read.checksum());
             assertEquals(n, read.records());
         } finally {
-            java.nio.file.Files.delete(file);
+            Files.delete(file);
         }
     }
 
