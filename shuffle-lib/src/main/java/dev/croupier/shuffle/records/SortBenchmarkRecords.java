@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -153,17 +154,29 @@ public final class SortBenchmarkRecords {
 
     /** The checksum of the records of {@code block}. */
     public static Checksum checksum(MemorySegment block) {
-        long n = LAYOUT.records(block.byteSize());
+        long bytes = LAYOUT.records(block.byteSize()) * RECORD;
         CRC32 crc = new CRC32();
-        byte[] record = new byte[RECORD];
         Checksum.Accumulator sum = new Checksum.Accumulator();
-        for (long i = 0; i < n; i++) {
-            MemorySegment.copy(block, ValueLayout.JAVA_BYTE, i * RECORD, record, 0, RECORD);
-            crc.reset();
-            crc.update(record, 0, RECORD);
-            sum.addCrc(crc.getValue());
+        for (long at = 0; at < bytes; at += CRC_VIEW_BYTES) { // a buffer view holds at most 2 GiB
+            int view = (int) Math.min(CRC_VIEW_BYTES, bytes - at);
+            addRecordCrcs(block.asSlice(at, view).asByteBuffer(), view, crc, sum);
         }
         return sum.value();
+    }
+
+    /** Whole records per buffer view of {@link #checksum}: 1 GB. */
+    private static final int CRC_VIEW_BYTES = 10_000_000 * RECORD;
+
+    /**
+     * Adds to {@code sum} the CRC-32 of each record of the first {@code bytes} bytes of
+     * {@code records} (whole records), each over exactly its record's bytes.
+     */
+    private static void addRecordCrcs(ByteBuffer records, int bytes, CRC32 crc, Checksum.Accumulator sum) {
+        for (int off = 0; off < bytes; off += RECORD) {
+            crc.reset();
+            crc.update(records.limit(off + RECORD).position(off));
+            sum.addCrc(crc.getValue());
+        }
     }
 
     /**
@@ -179,32 +192,113 @@ public final class SortBenchmarkRecords {
 
     /**
      * Reads {@code file} once, in 10 MB chunks ({@code O_DIRECT} where the file system allows it):
-     * order, duplicate keys, record count and checksum.
+     * order, duplicate keys, record count and checksum. The file is cut into one range of chunks
+     * per processor, each read and checked on a thread of its own, so the check runs at the disk's
+     * speed rather than one core's; where two ranges meet, their keys are compared after.
      */
     public static Validation validate(Path file) throws IOException {
+        return validate(file, Runtime.getRuntime().availableProcessors(), CHUNK_RECORDS);
+    }
+
+    /**
+     * {@link #validate(Path)} in at most {@code ranges} ranges of chunks of {@code chunkRecords}
+     * records, a multiple of {@value #ALIGNED_RECORDS} so that every chunk starts on a page.
+     */
+    static Validation validate(Path file, int ranges, int chunkRecords) throws IOException {
+        if (ranges < 1 || chunkRecords < 1 || chunkRecords % ALIGNED_RECORDS != 0) {
+            throw new IllegalArgumentException(ranges + " ranges of " + chunkRecords + "-record chunks");
+        }
         long size = Files.size(file);
         if (size % RECORD != 0) {
             throw new CroupierException(ErrorCode.BAD_INPUT, file + ": " + size + " bytes is not a whole number of "
                     + RECORD + "-byte records (the last one starts at byte offset " + (size / RECORD * RECORD) + ")");
         }
+        long chunkBytes = (long) chunkRecords * RECORD;
+        long chunks = (size + chunkBytes - 1) / chunkBytes;
+        int parts = (int) Math.max(1, Math.min(ranges, chunks));
+        ExecutorService pool = Executors.newFixedThreadPool(parts);
+        try (FileChannel buffered = FileChannel.open(file, StandardOpenOption.READ);
+             FileChannel direct = DirectRangeIo.openDirect(file.toString(), StandardOpenOption.READ)) {
+            List<Future<RangeCheck>> checks = new ArrayList<>(parts);
+            for (int p = 0; p < parts; p++) {
+                long from = chunks * p / parts * chunkBytes;
+                long to = Math.min(size, chunks * (p + 1) / parts * chunkBytes);
+                checks.add(pool.submit(() -> checkRange(file, buffered, direct, from, to, chunkBytes)));
+            }
+            long records = 0;
+            long duplicates = 0;
+            long disorder = -1;
+            Checksum sum = Checksum.ZERO;
+            byte[] last = null;
+            for (Future<RangeCheck> f : checks) {
+                RangeCheck range = f.get();
+                if (range.records() > 0) {
+                    // where the range before ends and this one starts, then within this one: in file order
+                    if (last != null) {
+                        int c = Arrays.compareUnsigned(last, range.firstKey());
+                        if (c == 0) {
+                            duplicates++;
+                        } else if (c > 0 && disorder < 0) {
+                            disorder = records;
+                        }
+                    }
+                    if (disorder < 0) {
+                        disorder = range.firstDisorder();
+                    }
+                    last = range.lastKey();
+                }
+                records += range.records();
+                duplicates += range.duplicateKeys();
+                sum = sum.plus(range.checksum());
+            }
+            return new Validation(records, duplicates, disorder, sum);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while checking " + file, e);
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof IOException io) {
+                throw io;
+            }
+            throw new IOException("cannot check " + file + ": " + e.getCause(), e.getCause());
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** Records per chunk that make a whole number of 4 KiB pages: 102,400 bytes. */
+    static final int ALIGNED_RECORDS = 1024;
+
+    /**
+     * What one range of a file holds: its records' count, duplicate keys and checksum, the file
+     * index of its first record out of order (-1 if none), and its first and last keys (null if
+     * it has no records), which the ranges around it are checked against.
+     */
+    private record RangeCheck(long records, long duplicateKeys, long firstDisorder, Checksum checksum,
+                              byte[] firstKey, byte[] lastKey) {}
+
+    /** Checks the records of bytes {@code [from, to)} of {@code file}, reading {@code chunkBytes} at a time. */
+    private static RangeCheck checkRange(Path file, FileChannel buffered, FileChannel direct, long from, long to,
+                                         long chunkBytes) throws IOException {
         int keyBytes = LAYOUT.keyBytes();
         long duplicates = 0;
         long disorder = -1;
-        long index = 0;
+        long index = from / RECORD;
+        byte[] first = null;
         CRC32 crc = new CRC32();
         Checksum.Accumulator sum = new Checksum.Accumulator();
-        try (Arena arena = Arena.ofConfined();
-             FileChannel buffered = FileChannel.open(file, StandardOpenOption.READ);
-             FileChannel direct = DirectRangeIo.openDirect(file.toString(), StandardOpenOption.READ)) {
+        try (Arena arena = Arena.ofConfined()) {
             FileChannel in = direct != null ? direct : buffered;
-            MemorySegment chunk = arena.allocate(CHUNK_BYTES, DirectRangeIo.PAGE);
+            MemorySegment chunk = arena.allocate(chunkBytes, DirectRangeIo.PAGE);
             MemorySegment previous = arena.allocate(keyBytes);
             ByteBuffer bb = chunk.asByteBuffer();
             ByteBuffer record = chunk.asByteBuffer();
-            long position = 0;
-            while (position < size) {
-                bb.clear();
-                while (bb.hasRemaining() && position < size) {
+            long position = from;
+            while (position < to) {
+                long start = position;
+                // whole pages, so that O_DIRECT takes the read; the file's last page reads short
+                long pages = (to - start + DirectRangeIo.PAGE - 1) / DirectRangeIo.PAGE * DirectRangeIo.PAGE;
+                bb.clear().limit((int) Math.min(chunkBytes, pages));
+                while (bb.hasRemaining() && position < to) {
                     int n;
                     try {
                         n = in.read(bb, position);
@@ -216,13 +310,16 @@ public final class SortBenchmarkRecords {
                         continue;
                     }
                     if (n < 0) {
-                        throw new IOException(file + " ended at byte offset " + position + " of " + size);
+                        throw new IOException(file + " ended at byte offset " + position + " of " + to);
                     }
                     position += n;
                 }
-                int bytes = bb.position();
+                int bytes = (int) (Math.min(position, to) - start);
+                if (first == null) {
+                    first = chunk.asSlice(0, keyBytes).toArray(ValueLayout.JAVA_BYTE);
+                }
                 for (int off = 0; off < bytes; off += RECORD, index++) {
-                    if (index > 0) {
+                    if (off > 0 || start > from) {
                         int c = off == 0 ? KeyOrder.compare(previous, 0, chunk, 0, keyBytes)
                                 : KeyOrder.compare(chunk, off - RECORD, chunk, off, keyBytes);
                         if (c == 0) {
@@ -231,13 +328,12 @@ public final class SortBenchmarkRecords {
                             disorder = index;
                         }
                     }
-                    crc.reset();
-                    crc.update(record.limit(off + RECORD).position(off));
-                    sum.addCrc(crc.getValue());
                 }
+                addRecordCrcs(record, bytes, crc, sum);
                 MemorySegment.copy(chunk, bytes - RECORD, previous, 0, keyBytes);
             }
+            byte[] last = first == null ? null : previous.toArray(ValueLayout.JAVA_BYTE);
+            return new RangeCheck(index - from / RECORD, duplicates, disorder, sum.value(), first, last);
         }
-        return new Validation(index, duplicates, disorder, sum.value());
     }
 }
