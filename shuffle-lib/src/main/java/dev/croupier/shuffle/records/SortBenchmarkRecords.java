@@ -193,12 +193,19 @@ public final class SortBenchmarkRecords {
     /**
      * Reads {@code file} once, in 10 MB chunks ({@code O_DIRECT} where the file system allows it):
      * order, duplicate keys, record count and checksum. The file is cut into one range of chunks
-     * per processor, each read and checked on a thread of its own, so the check runs at the disk's
-     * speed rather than one core's; where two ranges meet, their keys are compared after.
+     * per processor (at most {@value #RANGES_MAX}), each read and checked on a thread of its own,
+     * so the check runs at the disk's speed rather than one core's; where two ranges meet, their
+     * keys are compared after.
      */
     public static Validation validate(Path file) throws IOException {
-        return validate(file, Runtime.getRuntime().availableProcessors(), CHUNK_RECORDS);
+        return validate(file, Math.min(RANGES_MAX, Runtime.getRuntime().availableProcessors()), CHUNK_RECORDS);
     }
+
+    /**
+     * Ranges checked at once at most: each holds a chunk of memory, and eight cores check
+     * records faster than a disk gives them (one checks about 3 GB/s).
+     */
+    private static final int RANGES_MAX = 8;
 
     /**
      * {@link #validate(Path)} in at most {@code ranges} ranges of chunks of {@code chunkRecords}
