@@ -298,7 +298,6 @@ public final class SortBenchmarkRecords {
             MemorySegment chunk = arena.allocate(chunkBytes, DirectRangeIo.PAGE);
             MemorySegment previous = arena.allocate(keyBytes);
             ByteBuffer bb = chunk.asByteBuffer();
-            ByteBuffer record = chunk.asByteBuffer();
             long position = from;
             while (position < to) {
                 long start = position;
@@ -317,7 +316,8 @@ public final class SortBenchmarkRecords {
                         continue;
                     }
                     if (n < 0) {
-                        throw new IOException(file + " ended at byte offset " + position + " of " + to);
+                        throw new IOException(file + " ended at byte offset " + position + " while reading bytes "
+                                + from + ".." + to);
                     }
                     position += n;
                 }
@@ -336,7 +336,7 @@ public final class SortBenchmarkRecords {
                         }
                     }
                 }
-                addRecordCrcs(record, bytes, crc, sum);
+                addRecordCrcs(bb, bytes, crc, sum);
                 MemorySegment.copy(chunk, bytes - RECORD, previous, 0, keyBytes);
             }
             byte[] last = first == null ? null : previous.toArray(ValueLayout.JAVA_BYTE);
