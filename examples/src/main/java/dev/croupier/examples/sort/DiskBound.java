@@ -98,7 +98,18 @@ public record DiskBound(double writeBytesPerSecond, double readBytesPerSecond) {
      * paper's bound of reading twice and writing twice.
      */
     public double sortSeconds(long bytes, boolean outOfCore) {
+        return sortSeconds(bytes, outOfCore, readBytesPerSecond);
+    }
+
+    /**
+     * Like {@link #sortSeconds(long, boolean)}, with the input read at
+     * {@code inputReadBytesPerSecond} instead: a file written a while before may read slower
+     * than the probe's, just written. Out of core, the second read is of spilled data just
+     * written, so it stays at the probe's rate.
+     */
+    public double sortSeconds(long bytes, boolean outOfCore, double inputReadBytesPerSecond) {
         int passes = outOfCore ? 2 : 1;
-        return passes * (bytes / writeBytesPerSecond + bytes / readBytesPerSecond);
+        return passes * bytes / writeBytesPerSecond + bytes / inputReadBytesPerSecond
+                + (passes - 1) * bytes / readBytesPerSecond;
     }
 }

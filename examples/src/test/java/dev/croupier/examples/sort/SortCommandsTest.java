@@ -329,6 +329,21 @@ class SortCommandsTest {
             assertEquals(report.get("input_checksum").asText(), report.get("checksum").asText());
             assertEquals(3L * 1024 * 1024 / 100, report.get("records").asLong(), "sizes are binary: 3m is 3 MiB");
             assertEquals(2, report.get("nodes").asInt());
+            if (mode.equals("--in-memory")) {
+                assertFalse(report.has("bound_seconds"), "no disk, no disk bound: " + report);
+                continue;
+            }
+            // On disk, the time is set against the probe's bound, and against the same bound
+            // at the rate the check read the input back.
+            assertEquals("read and write the data once, at the disk's bandwidth", report.get("bound").asText());
+            double bytes = report.get("bytes").asDouble();
+            double write = report.get("disk_write_mb_per_s").asDouble() * 1e6;
+            double atInputRead = bytes / write + bytes / (report.get("input_check_read_mb_per_s").asDouble() * 1e6);
+            assertEquals(atInputRead, report.get("bound_at_input_read_seconds").asDouble(), atInputRead * 1e-9);
+            assertEquals(report.get("seconds").asDouble() / atInputRead,
+                    report.get("ratio_to_bound_at_input_read").asDouble(), 1e-9);
+            double probed = bytes / write + bytes / (report.get("disk_read_mb_per_s").asDouble() * 1e6);
+            assertEquals(probed, report.get("bound_seconds").asDouble(), probed * 1e-9);
         }
     }
 }

@@ -1,0 +1,25 @@
+package dev.croupier.examples.sort;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Test;
+
+/** The sort's disk bound: which reads go at the probe's rate and which at the input's. */
+class DiskBoundTest {
+
+    /** Writes 1 GB/s, reads what it has just written at 4 GB/s. */
+    private static final DiskBound DISK = new DiskBound(1e9, 4e9);
+    private static final long BYTES = 4_000_000_000L;
+
+    @Test
+    void inMemoryTheSortReadsItsInputOnceAndWritesItsOutputOnce() {
+        assertEquals(4 + 1, DISK.sortSeconds(BYTES, false), 1e-9);
+        assertEquals(4 + 4, DISK.sortSeconds(BYTES, false, 1e9), 1e-9);
+    }
+
+    @Test
+    void outOfCoreTheSpillIsReadBackAtTheProbesRateAndOnlyTheInputAtItsOwn() {
+        assertEquals(2 * (4 + 1), DISK.sortSeconds(BYTES, true), 1e-9);
+        assertEquals(2 * 4 + 4 + 1, DISK.sortSeconds(BYTES, true, 1e9), 1e-9);
+    }
+}
