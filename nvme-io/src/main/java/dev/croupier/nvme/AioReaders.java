@@ -16,10 +16,10 @@ import java.util.Arrays;
  * <p>Design note: with {@link ChunkReaders}, every completion wakes a blocked thread, which
  * copies its rows before it issues its next read; on a 2-vCPU machine those wake-ups and
  * copies took reads out of flight, and 64 KiB-chunk sampling reached 60-78% of fio's libaio
- * bandwidth. Here submission and completion are batched system calls, and a loop refills its
- * queue before it copies any rows: each read in flight has two buffers (a pair of buffer, iocb
- * and planned read per buffer), so the next read goes into a free one while the finished one
- * is scattered. Without that, the disk waited during each copy and this engine read about
+ * bandwidth. Here a loop reaps every completion that is in with one system call and refills
+ * its queue (a call per read, {@link Loop#submitMore}) before it copies any rows: each read in
+ * flight has two buffers (a pair of buffer, iocb and planned read per buffer), so the next read
+ * goes into a free one while the finished one is scattered. Without that, the disk waited during each copy and this engine read about
  * 1.0 GiB/s where threads read 1.3. One loop was still not enough for 100-byte rows, whose
  * scatter (655 rows per 64 KiB read) kept a single thread busy, so there is one loop per core
  * up to one per 4 reads in flight, each with its own AIO context and its share of the pairs.
@@ -116,13 +116,13 @@ final class AioReaders extends ReadEngine {
                 for (int p = 0; p < iocbs.length; p++) {
                     iocbs[p] = iocbArray.asSlice((long) p * LinuxAio.IOCB_BYTES, LinuxAio.IOCB_BYTES);
                 }
-                MemorySegment pointers = arena.allocate(ValueLayout.ADDRESS, depth);
+                MemorySegment pointer = arena.allocate(ValueLayout.ADDRESS);
                 MemorySegment events = arena.allocate((long) LinuxAio.EVENT_BYTES * depth, 8);
                 MemorySegment state = Libc.callState(arena);
                 int[] completed = new int[depth];
                 long[] results = new long[depth];
                 while (true) {
-                    submitMore(iocbs, pointers, state, true);
+                    submitMore(iocbs, pointer, state, true);
                     if (inFlight == 0) {
                         if (closed) {
                             return;
@@ -137,7 +137,7 @@ final class AioReaders extends ReadEngine {
                     inFlight -= n;
                     // Refill the queue before copying: the other buffer of each pair takes the
                     // next read, so the disk never waits while rows are scattered.
-                    submitMore(iocbs, pointers, state, false);
+                    submitMore(iocbs, pointer, state, false);
                     for (int i = 0; i < n; i++) {
                         int p = completed[i];
                         complete(reads[p], buffers[p], results[i]);
@@ -154,13 +154,17 @@ final class AioReaders extends ReadEngine {
         }
 
         /**
-         * Claims chunks and queues their reads until {@code depth} are in flight or no chunk is
-         * unclaimed. Blocks for a chunk only if {@code mayBlock} and nothing is in flight.
+         * Claims chunks and submits their reads, each with an {@code io_submit} of its own, until
+         * {@code depth} are in flight or no chunk is unclaimed. Blocks for a chunk only if
+         * {@code mayBlock} and nothing is in flight. One call per read starts each read at once,
+         * as fio does: reads submitted in one call after a batch of completions went to the disk
+         * together and came back together, so a loop's queue emptied before its thread woke, and
+         * 4 KiB reads ran at 0.85-0.88 of fio's libaio against 0.92-0.98 one by one; 64 KiB
+         * chunks were level (docs/benchmarks.md, "Reads submitted one by one").
          */
-        private void submitMore(MemorySegment[] iocbs, MemorySegment pointers, MemorySegment state, boolean mayBlock) {
-            int queued = 0;
-            while (freeCount > 0 && inFlight + queued < depth && !closed
-                    && (mayBlock && inFlight + queued == 0 ? acquire() : queue.tryAcquire())) {
+        private void submitMore(MemorySegment[] iocbs, MemorySegment pointer, MemorySegment state, boolean mayBlock) {
+            while (freeCount > 0 && inFlight < depth && !closed
+                    && (mayBlock && inFlight == 0 ? acquire() : queue.tryAcquire())) {
                 int p = free[freeCount - 1];
                 if (closed || !queue.claimInto(reads[p])) {
                     continue;
@@ -168,25 +172,16 @@ final class AioReaders extends ReadEngine {
                 freeCount--;
                 ChunkRead read = reads[p];
                 LinuxAio.prepareRead(iocbs[p], p, fd, read.targetAddress(buffers[p]), read.readLength, read.readStart);
-                pointers.setAtIndex(ValueLayout.ADDRESS, queued++, iocbs[p]);
-            }
-            int taken = 0;
-            while (taken < queued) {
-                long n = LinuxAio.submit(ctx, pointers, taken, queued - taken, state);
+                pointer.set(ValueLayout.ADDRESS, 0, iocbs[p]);
+                long n = LinuxAio.submit(ctx, pointer, 0, 1, state);
                 if (n <= 0) {
-                    // Not queued: fail these reads' fills, as a failed read would.
-                    IOException e = new IOException(file + ": io_submit failed: errno " + -n);
-                    for (int k = taken; k < queued; k++) {
-                        int p = (int) ((pointers.getAtIndex(ValueLayout.ADDRESS, k).address() - iocbs[0].address())
-                                / LinuxAio.IOCB_BYTES);
-                        reads[p].fill.failure = e;
-                        reads[p].fill.done.countDown();
-                        free[freeCount++] = p;
-                    }
+                    // Not queued: fail the read's fill, as a failed read would.
+                    read.fill.failure = new IOException(file + ": io_submit failed: errno " + -n);
+                    read.fill.done.countDown();
+                    free[freeCount++] = p;
                     return;
                 }
-                taken += (int) n;
-                inFlight += (int) n;
+                inFlight++;
             }
         }
     }
