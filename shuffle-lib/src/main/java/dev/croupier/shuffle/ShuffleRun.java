@@ -406,18 +406,21 @@ final class ShuffleRun<I, B, O> {
         return inputs;
     }
 
-    static <B> void releaseAll(List<? extends List<ObjectRef<B>>> refs) {
-        for (List<ObjectRef<B>> list : refs) {
-            list.forEach(ObjectRef::release);
+    /**
+     * Drops the driver's claims on the outputs of tasks, {@code refs.get(t)} being task
+     * {@code t}'s, once their phase has counted those that are done ({@link Phases#countIfDone}).
+     */
+    <T> void releaseAll(List<? extends List<ObjectRef<T>>> refs) {
+        for (List<ObjectRef<T>> task : refs) {
+            phases.countIfDone(task);
+            task.forEach(ObjectRef::release);
         }
     }
 
     /** Releases the driver's claims on what {@code merges} made, and on the parts unpacked for reducers. */
     void releaseMerged(List<Merge<B>> merges) {
-        for (Merge<B> m : merges) {
-            m.merged().forEach(ObjectRef::release);
-        }
-        unpacked.forEach(ObjectRef::release);
+        releaseAll(merges.stream().map(Merge::merged).toList());
+        releaseAll(unpacked.stream().map(List::of).toList());
         unpacked.clear();
     }
 }

@@ -45,7 +45,7 @@ final class SkewSplit {
             run.phases.track("reduce", List.of(out));
             outputs.add(new PartitionOutput<>(partition, k, ways, out));
         }
-        ShuffleRun.releaseAll(pieces);
+        run.releaseAll(pieces);
         return outputs;
     }
 }

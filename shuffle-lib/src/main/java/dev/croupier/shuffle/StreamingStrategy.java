@@ -27,9 +27,9 @@ final class StreamingStrategy<I, B, O> {
         for (int round = 0; round < rounds; round++) {
             List<ObjectRef<O>> next = run.submitFolds(ShuffleRun.byPartition(maps, partitions), states);
             if (states != null) {
-                states.forEach(ObjectRef::release);
+                run.releaseAll(states.stream().map(List::of).toList());
             }
-            ShuffleRun.releaseAll(maps);
+            run.releaseAll(maps);
             states = next;
             if (round + 1 < rounds) {
                 maps = submitRound(round + 1, perRound);

@@ -1,0 +1,125 @@
+package dev.croupier.shuffle;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.croupier.futures.ObjectRef;
+import dev.croupier.objectstore.ObjectId;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A phase counts each task's bytes once, whichever comes first: the callback of its outputs
+ * settling, or the driver dropping its claim on them once they are done. The callback may run
+ * after a task submitted once the outputs were done has freed them.
+ */
+class PhasesTest {
+
+    /** An output whose settling, size and freeing the test drives. */
+    private static final class Output implements ObjectRef<Object> {
+        final CompletableFuture<ObjectRef<Object>> done = new CompletableFuture<>();
+        private final long size;
+        private volatile boolean ready;
+        private volatile boolean freed;
+
+        Output(long size) {
+            this.size = size;
+        }
+
+        void settle() {
+            ready = true;
+        }
+
+        void runCallbacks() {
+            done.complete(this);
+        }
+
+        void free() {
+            freed = true;
+        }
+
+        @Override
+        public long byteSize() {
+            return ready && !freed ? size : -1;
+        }
+
+        @Override
+        public boolean isDone() {
+            return ready && !freed;
+        }
+
+        @Override
+        public CompletableFuture<ObjectRef<Object>> whenDone() {
+            return done;
+        }
+
+        @Override
+        public ObjectId id() {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public Object get() {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public Object get(Duration timeout) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public CompletableFuture<Object> toCompletableFuture() {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void release() {
+        }
+    }
+
+    private static PhaseStats map(Phases phases) {
+        return phases.stats().stream().filter(p -> p.name().equals("map")).findFirst().orElseThrow();
+    }
+
+    @Test
+    void outputsFreedBeforeTheirCallbackRanAreCountedWhenTheDriverDropsThem() {
+        Phases phases = new Phases();
+        Output a = new Output(10);
+        Output b = new Output(20);
+        phases.track("map", List.of(a, b));
+        a.settle();
+        b.settle();
+        phases.countIfDone(List.of(a, b)); // the driver, about to release them
+        a.free();
+        b.free(); // a consumer ran and freed them before the settling thread got to the callback
+        a.runCallbacks();
+        assertEquals(new PhaseStats("map", 1, map(phases).seconds(), 30), map(phases));
+    }
+
+    @Test
+    void aCallbackThatRanFirstIsNotCountedAgainWhenTheDriverDropsTheOutputs() {
+        Phases phases = new Phases();
+        Output a = new Output(10);
+        Output b = new Output(20);
+        phases.track("map", List.of(a, b));
+        a.settle();
+        b.settle();
+        a.runCallbacks();
+        phases.countIfDone(List.of(a, b));
+        assertEquals(30, map(phases).bytesOut());
+    }
+
+    @Test
+    void outputsDroppedWhilePendingAreCountedByTheirCallback() {
+        Phases phases = new Phases();
+        Output a = new Output(10);
+        phases.track("map", List.of(a));
+        phases.countIfDone(List.of(a));
+        assertEquals(0, map(phases).bytesOut(), "nothing to count before the task is done");
+        a.settle();
+        a.runCallbacks();
+        assertEquals(10, map(phases).bytesOut());
+    }
+}
