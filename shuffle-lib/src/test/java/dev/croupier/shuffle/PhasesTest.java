@@ -83,43 +83,42 @@ class PhasesTest {
         return phases.stats().stream().filter(p -> p.name().equals("map")).findFirst().orElseThrow();
     }
 
+    /** One map task of {@code phases} whose outputs hold {@code sizes} bytes, still pending. */
+    private static List<Output> trackedMap(Phases phases, long... sizes) {
+        List<Output> outputs = java.util.Arrays.stream(sizes).mapToObj(Output::new).toList();
+        phases.track("map", outputs);
+        return outputs;
+    }
+
     @Test
     void outputsFreedBeforeTheirCallbackRanAreCountedWhenTheDriverDropsThem() {
         Phases phases = new Phases();
-        Output a = new Output(10);
-        Output b = new Output(20);
-        phases.track("map", List.of(a, b));
-        a.settle();
-        b.settle();
-        phases.countIfDone(List.of(a, b)); // the driver, about to release them
-        a.free();
-        b.free(); // a consumer ran and freed them before the settling thread got to the callback
-        a.runCallbacks();
+        List<Output> outputs = trackedMap(phases, 10, 20);
+        outputs.forEach(Output::settle);
+        phases.countIfDone(outputs); // the driver, about to release them
+        outputs.forEach(Output::free); // a consumer ran and freed them before the settling thread got to the callback
+        outputs.getFirst().runCallbacks();
         assertEquals(new PhaseStats("map", 1, map(phases).seconds(), 30), map(phases));
     }
 
     @Test
     void aCallbackThatRanFirstIsNotCountedAgainWhenTheDriverDropsTheOutputs() {
         Phases phases = new Phases();
-        Output a = new Output(10);
-        Output b = new Output(20);
-        phases.track("map", List.of(a, b));
-        a.settle();
-        b.settle();
-        a.runCallbacks();
-        phases.countIfDone(List.of(a, b));
+        List<Output> outputs = trackedMap(phases, 10, 20);
+        outputs.forEach(Output::settle);
+        outputs.getFirst().runCallbacks();
+        phases.countIfDone(outputs);
         assertEquals(30, map(phases).bytesOut());
     }
 
     @Test
     void outputsDroppedWhilePendingAreCountedByTheirCallback() {
         Phases phases = new Phases();
-        Output a = new Output(10);
-        phases.track("map", List.of(a));
-        phases.countIfDone(List.of(a));
+        List<Output> outputs = trackedMap(phases, 10);
+        phases.countIfDone(outputs);
         assertEquals(0, map(phases).bytesOut(), "nothing to count before the task is done");
-        a.settle();
-        a.runCallbacks();
+        outputs.forEach(Output::settle);
+        outputs.getFirst().runCallbacks();
         assertEquals(10, map(phases).bytesOut());
     }
 }
