@@ -19,10 +19,11 @@ import java.util.Arrays;
  * bandwidth. Here a loop reaps every completion that is in with one system call and refills
  * its queue (a call per read, {@link Loop#submitMore}) before it copies any rows: each read in
  * flight has two buffers (a pair of buffer, iocb and planned read per buffer), so the next read
- * goes into a free one while the finished one is scattered. Without that, the disk waited during each copy and this engine read about
- * 1.0 GiB/s where threads read 1.3. One loop was still not enough for 100-byte rows, whose
- * scatter (655 rows per 64 KiB read) kept a single thread busy, so there is one loop per core
- * up to one per 4 reads in flight, each with its own AIO context and its share of the pairs.
+ * goes into a free one while the finished one is scattered. Without that, the disk waited
+ * during each copy and this engine read about 1.0 GiB/s where threads read 1.3. One loop was
+ * still not enough for 100-byte rows, whose scatter (655 rows per 64 KiB read) kept a single
+ * thread busy, so there is one loop per core up to one per 4 reads in flight, each with its
+ * own AIO context and its share of the pairs.
  * Chunks come from a {@link ChunkQueue}, as for {@link ChunkReaders}. A loop blocks waiting
  * for a chunk only when it has nothing in flight, and otherwise in {@code io_getevents}.
  * Thread-safe as used: {@link #submit} from the consumer, {@link #close} once.
