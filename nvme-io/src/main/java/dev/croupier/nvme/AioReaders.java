@@ -159,9 +159,9 @@ final class AioReaders extends ReadEngine {
          * {@code depth} are in flight or no chunk is unclaimed. Blocks for a chunk only if
          * {@code mayBlock} and nothing is in flight. One call per read starts each read at once,
          * as fio does: reads submitted in one call after a batch of completions went to the disk
-         * together and came back together, so a loop's queue emptied before its thread woke, and
-         * 4 KiB reads ran at 0.85-0.88 of fio's libaio against 0.92-0.98 one by one; 64 KiB
-         * chunks were level (docs/benchmarks.md, "Reads submitted one by one").
+         * together and came back together, so a loop's queue emptied before its thread woke: 4 KiB
+         * rows one per read ran at 62,077-63,583 reads/s against 67,573-70,765 one by one, with
+         * fio's libaio at 72,795-74,216 (docs/benchmarks.md, "Reads submitted one by one").
          */
         private void submitMore(MemorySegment[] iocbs, MemorySegment pointer, MemorySegment state, boolean mayBlock) {
             while (freeCount > 0 && inFlight < depth && !closed
@@ -174,7 +174,7 @@ final class AioReaders extends ReadEngine {
                 ChunkRead read = reads[p];
                 LinuxAio.prepareRead(iocbs[p], p, fd, read.targetAddress(buffers[p]), read.readLength, read.readStart);
                 pointer.set(ValueLayout.ADDRESS, 0, iocbs[p]);
-                long n = LinuxAio.submit(ctx, pointer, 0, 1, state);
+                long n = LinuxAio.submit(ctx, pointer, state);
                 if (n <= 0) {
                     // Not queued: fail the read's fill, as a failed read would.
                     read.fill.failure = new IOException(file + ": io_submit failed: errno " + -n);

@@ -146,15 +146,14 @@ final class LinuxAio {
     }
 
     /**
-     * Queues the reads whose iocb addresses are entries {@code [from, from + count)} of
-     * {@code iocbPointers}; returns how many the kernel took (it may take fewer), or a negative
-     * errno when it took none. Retries when interrupted by a signal.
+     * Queues the one read whose iocb address {@code iocbPointer} holds (an array of one, as
+     * {@code io_submit} takes); returns 1, or a negative errno when the kernel took nothing.
+     * Retries when interrupted by a signal.
      */
-    static long submit(long ctx, MemorySegment iocbPointers, int from, int count, MemorySegment state) {
-        long at = iocbPointers.address() + from * ValueLayout.ADDRESS.byteSize();
+    static long submit(long ctx, MemorySegment iocbPointer, MemorySegment state) {
         try {
             while (true) {
-                long n = (long) SUBMIT.invokeExact(state, SYS_IO_SUBMIT, ctx, (long) count, MemorySegment.ofAddress(at));
+                long n = (long) SUBMIT.invokeExact(state, SYS_IO_SUBMIT, ctx, 1L, iocbPointer);
                 if (n >= 0) {
                     return n;
                 }

@@ -293,6 +293,10 @@ public final class SortCommands {
 
     /** A failure to write {@code out}, naming it (the file system names the temporary file it failed on). */
     static IOException cannotWrite(Path out, IOException e) {
+        String prefix = "cannot write " + out + ": ";
+        if (e.getMessage() != null && e.getMessage().startsWith(prefix)) {
+            return e; // the library named the file already (SortBenchmarkRecords.writeFile)
+        }
         String why = switch (e) {
             case java.nio.file.NoSuchFileException f -> "no such file or folder";
             case java.nio.file.AccessDeniedException f -> "permission denied";
@@ -300,7 +304,7 @@ public final class SortCommands {
             case java.nio.file.FileSystemException f when f.getReason() != null -> f.getReason();
             default -> e.getMessage();
         };
-        return new IOException("cannot write " + out + ": " + why, e);
+        return new IOException(prefix + why, e);
     }
 
     private static Set<String> union(Set<String> a, Set<String> b) {

@@ -275,6 +275,10 @@ class SortCommandsTest {
             assertTrue(e.getMessage().matches("(?s).*cannot write \\d+ bytes to " + java.util.regex.Pattern.quote(
                     small.resolve("part-0000").toString()) + "\\d at byte offset 0: No space left on device.*"),
                     e.getMessage());
+            // gensort names the file once, and why
+            Path generated = small.resolve("generated");
+            e = assertThrows(Exception.class, () -> run(new SortCommands.GenSort(), "40000", generated.toString()));
+            assertEquals("cannot write " + generated + ": No space left on device", e.getMessage());
             try (Stream<Path> left = Files.list(small)) {
                 assertEquals(List.of(), left.toList(), "no OUT, no part, no temporary file or folder");
             }

@@ -122,7 +122,7 @@ public final class SortBenchmarkRecords {
         ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, threads));
         try (FileChannel out = FileChannel.open(temp, StandardOpenOption.WRITE);
              FileChannel direct = DirectRangeIo.openDirect(temp.toString(), StandardOpenOption.WRITE)) {
-            List<Future<?>> parts = new ArrayList<>();
+            List<Future<Void>> parts = new ArrayList<>();
             for (long first = 0; first < records; first += CHUNK_RECORDS) {
                 long start = first;
                 int n = (int) Math.min(CHUNK_RECORDS, records - first);
@@ -133,17 +133,10 @@ public final class SortBenchmarkRecords {
                     return null;
                 }));
             }
-            for (Future<?> part : parts) {
-                part.get();
-            }
+            awaitAll(parts, "write", file);
             out.force(false);
             Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             done = true;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted while writing " + file, e);
-        } catch (java.util.concurrent.ExecutionException e) {
-            throw new IOException("cannot write " + file + ": " + e.getCause(), e.getCause());
         } finally {
             pool.shutdownNow();
             if (!done) {
@@ -237,8 +230,7 @@ public final class SortBenchmarkRecords {
             long disorder = -1;
             Checksum sum = Checksum.ZERO;
             byte[] last = null;
-            for (Future<RangeCheck> f : checks) {
-                RangeCheck range = f.get();
+            for (RangeCheck range : awaitAll(checks, "check", file)) {
                 if (range.records() > 0) {
                     // where the range before ends and this one starts, then within this one: in file order
                     if (last != null) {
@@ -259,17 +251,31 @@ public final class SortBenchmarkRecords {
                 sum = sum.plus(range.checksum());
             }
             return new Validation(records, duplicates, disorder, sum);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted while checking " + file, e);
-        } catch (java.util.concurrent.ExecutionException e) {
-            if (e.getCause() instanceof IOException io) {
-                throw io;
-            }
-            throw new IOException("cannot check " + file + ": " + e.getCause(), e.getCause());
         } finally {
             pool.shutdownNow();
         }
+    }
+
+    /**
+     * The results of {@code parts}, in order, once each is done; a part's failure is thrown as
+     * an {@link IOException} that names what could not be done to {@code file}, then why (a
+     * failed read or write of the file does not name it).
+     */
+    private static <T> List<T> awaitAll(List<Future<T>> parts, String verb, Path file) throws IOException {
+        List<T> results = new ArrayList<>(parts.size());
+        try {
+            for (Future<T> part : parts) {
+                results.add(part.get());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted: cannot " + verb + " " + file, e);
+        } catch (java.util.concurrent.ExecutionException e) {
+            Throwable cause = e.getCause();
+            throw new IOException("cannot " + verb + " " + file + ": "
+                    + (cause instanceof IOException ? cause.getMessage() : cause), cause);
+        }
+        return results;
     }
 
     /** Records per chunk that make a whole number of 4 KiB pages: 102,400 bytes. */
