@@ -19,7 +19,8 @@ final class Phases {
     /** Tasks whose bytes are not counted yet, by their first output. */
     private final ConcurrentHashMap<ObjectRef<?>, Tracked> uncounted = new ConcurrentHashMap<>();
 
-    private record Tracked(Phase phase, List<? extends ObjectRef<?>> outputs) {}
+    /** A task's outputs, and whether the driver has dropped them and left their release to the count. */
+    private record Tracked(Phase phase, List<? extends ObjectRef<?>> outputs, boolean releaseOnCount) {}
 
     /**
      * Counts a task of phase {@code name}, whose clock starts at its first tracked task, and the
@@ -27,10 +28,8 @@ final class Phases {
      * output, since the runtime settles a task's outputs together (a waiter on one finds the
      * others settled). A callback per output was a future per object: with 100 outputs a map,
      * two fifths of the driver's work submitting the 100 TB graph's maps (docs/benchmarks.md).
-     * The callback runs before the waiters of tasks submitted while the outputs were pending, so
-     * none of those can have freed them; a task submitted once they were done may run, and
-     * free them, before the thread that settled them reaches the callback, so whoever drops
-     * the driver's claim on them calls {@link #countIfDone} first.
+     * The driver gives up its claim on the outputs through {@link #release} only, so that the
+     * sizes are still there when they are counted.
      */
     void track(String name, List<? extends ObjectRef<?>> outputs) {
         Phase phase;
@@ -42,21 +41,44 @@ final class Phases {
             return;
         }
         ObjectRef<?> first = outputs.getFirst();
-        uncounted.put(first, new Tracked(phase, outputs));
+        uncounted.put(first, new Tracked(phase, outputs, false));
         first.whenDone().thenRun(() -> count(first));
     }
 
     /**
-     * Counts the bytes of the tracked task whose outputs are {@code outputs} now, if they are
-     * done and not counted yet; the caller still holds them. Call before releasing them.
+     * Drops the driver's claims on {@code outputs}, the outputs of one task, once the task's
+     * phase has counted their bytes: now if every one is done, else from the count's callback.
+     * Outputs of no tracked task are released at once.
+     *
+     * <p>Why not release at once in every case: a consumer holding the only other claim frees
+     * an output as soon as it has read it, and {@code byteSize} says -1 from then on. Each output
+     * is marked done on its own, so a driver that sees the first done may find the others not
+     * yet; and the thread that settled them may reach the callback only after a consumer,
+     * submitted once they were done, has run and freed them.
      */
-    void countIfDone(List<? extends ObjectRef<?>> outputs) {
-        if (!outputs.isEmpty() && outputs.getFirst().isDone()) {
-            count(outputs.getFirst());
+    void release(List<? extends ObjectRef<?>> outputs) {
+        if (outputs.isEmpty()) {
+            return;
         }
+        ObjectRef<?> first = outputs.getFirst();
+        if (allDone(outputs)) {
+            count(first);
+        } else if (uncounted.computeIfPresent(first, (k, t) -> new Tracked(t.phase, t.outputs, true)) != null) {
+            return;
+        }
+        outputs.forEach(ObjectRef::release);
     }
 
-    /** Counts the task whose first output is {@code first}, once. */
+    private static boolean allDone(List<? extends ObjectRef<?>> outputs) {
+        for (ObjectRef<?> ref : outputs) {
+            if (!ref.isDone()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Counts the task whose first output is {@code first}, once; releases its outputs if the driver has dropped them. */
     private void count(ObjectRef<?> first) {
         Tracked task = uncounted.remove(first);
         if (task == null) {
@@ -67,6 +89,9 @@ final class Phases {
             bytes += Math.max(0, ref.byteSize());
         }
         task.phase.done(bytes);
+        if (task.releaseOnCount) {
+            task.outputs.forEach(ObjectRef::release);
+        }
     }
 
     /** The phases so far, in the order they began. */

@@ -224,7 +224,7 @@ final class ShuffleRun<I, B, O> {
             maps.add(submitMap(i, packs));
         }
         if (plan.speculateAfter() != null) {
-            maps = Speculation.decide(cluster, maps, k -> submitMap(first + k, packs), plan.speculateAfter(), speculated);
+            maps = Speculation.decide(cluster, maps, k -> submitMap(first + k, packs), plan.speculateAfter(), phases::release, speculated);
         }
         return maps;
     }
@@ -408,13 +408,10 @@ final class ShuffleRun<I, B, O> {
 
     /**
      * Drops the driver's claims on the outputs of tasks, {@code refs.get(t)} being task
-     * {@code t}'s, once their phase has counted those that are done ({@link Phases#countIfDone}).
+     * {@code t}'s, each once its phase has counted it ({@link Phases#release}).
      */
     <T> void releaseAll(List<? extends List<ObjectRef<T>>> refs) {
-        for (List<ObjectRef<T>> task : refs) {
-            phases.countIfDone(task);
-            task.forEach(ObjectRef::release);
-        }
+        refs.forEach(phases::release);
     }
 
     /** Releases the driver's claims on what {@code merges} made, and on the parts unpacked for reducers. */

@@ -9,6 +9,7 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.IntFunction;
 
 /**
@@ -27,7 +28,7 @@ final class Speculation {
 
     static <B> List<List<ObjectRef<B>>> decide(Cluster cluster, List<List<ObjectRef<B>>> primaries,
                                                IntFunction<List<ObjectRef<B>>> resubmit, Duration after,
-                                               AtomicLong duplicatesLaunched) {
+                                               Consumer<List<ObjectRef<B>>> release, AtomicLong duplicatesLaunched) {
         int n = primaries.size();
         long start = System.nanoTime();
         List<List<ObjectRef<B>>> winners = new ArrayList<>(primaries);
@@ -64,7 +65,7 @@ final class Speculation {
                 winners.set(i, primaryWon ? primaries.get(i) : duplicates.get(i));
                 if (loser != null) {
                     cluster.cancel(loser.getFirst());
-                    loser.forEach(ObjectRef::release);
+                    release.accept(loser);
                 }
             }
             boolean late = System.nanoTime() - start > after.toNanos();

@@ -1,6 +1,8 @@
 package dev.croupier.shuffle;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.croupier.futures.ObjectRef;
 import dev.croupier.objectstore.ObjectId;
@@ -11,8 +13,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A phase counts each task's bytes once, whichever comes first: the callback of its outputs
- * settling, or the driver dropping its claim on them once they are done. The callback may run
- * after a task submitted once the outputs were done has freed them.
+ * settling, or the driver dropping its claim on them once every one is done. The driver's claim
+ * outlives the count, since a consumer frees an output as soon as it has read it.
  */
 class PhasesTest {
 
@@ -21,7 +23,7 @@ class PhasesTest {
         final CompletableFuture<ObjectRef<Object>> done = new CompletableFuture<>();
         private final long size;
         private volatile boolean ready;
-        private volatile boolean freed;
+        private volatile boolean released;
 
         Output(long size) {
             this.size = size;
@@ -35,18 +37,14 @@ class PhasesTest {
             done.complete(this);
         }
 
-        void free() {
-            freed = true;
-        }
-
         @Override
         public long byteSize() {
-            return ready && !freed ? size : -1;
+            return ready && !released ? size : -1; // the driver's claim was the last: a consumer has read it
         }
 
         @Override
         public boolean isDone() {
-            return ready && !freed;
+            return ready && !released;
         }
 
         @Override
@@ -76,6 +74,7 @@ class PhasesTest {
 
         @Override
         public void release() {
+            released = true;
         }
     }
 
@@ -91,14 +90,27 @@ class PhasesTest {
     }
 
     @Test
-    void outputsFreedBeforeTheirCallbackRanAreCountedWhenTheDriverDropsThem() {
+    void outputsAllDoneWhenTheDriverDropsThemAreCountedThenReleased() {
         Phases phases = new Phases();
         List<Output> outputs = trackedMap(phases, 10, 20);
         outputs.forEach(Output::settle);
-        phases.countIfDone(outputs); // the driver, about to release them
-        outputs.forEach(Output::free); // a consumer ran and freed them before the settling thread got to the callback
+        phases.release(outputs); // before the settling thread got to the callback
+        assertTrue(outputs.stream().allMatch(o -> o.released));
         outputs.getFirst().runCallbacks();
         assertEquals(new PhaseStats("map", 1, map(phases).seconds(), 30), map(phases));
+    }
+
+    @Test
+    void outputsPartlyDoneWhenTheDriverDropsThemAreReleasedByTheCount() {
+        Phases phases = new Phases();
+        List<Output> outputs = trackedMap(phases, 10, 20);
+        outputs.getFirst().settle(); // the settling thread has marked the first output, not yet the second
+        phases.release(outputs);
+        assertFalse(outputs.stream().anyMatch(o -> o.released), "released before they were counted");
+        outputs.getLast().settle();
+        outputs.getFirst().runCallbacks();
+        assertEquals(30, map(phases).bytesOut());
+        assertTrue(outputs.stream().allMatch(o -> o.released));
     }
 
     @Test
@@ -107,18 +119,28 @@ class PhasesTest {
         List<Output> outputs = trackedMap(phases, 10, 20);
         outputs.forEach(Output::settle);
         outputs.getFirst().runCallbacks();
-        phases.countIfDone(outputs);
+        phases.release(outputs);
         assertEquals(30, map(phases).bytesOut());
+        assertTrue(outputs.stream().allMatch(o -> o.released));
     }
 
     @Test
-    void outputsDroppedWhilePendingAreCountedByTheirCallback() {
+    void outputsDroppedWhilePendingAreCountedByTheirCallbackThenReleased() {
         Phases phases = new Phases();
         List<Output> outputs = trackedMap(phases, 10);
-        phases.countIfDone(outputs);
+        phases.release(outputs);
         assertEquals(0, map(phases).bytesOut(), "nothing to count before the task is done");
+        assertFalse(outputs.getFirst().released);
         outputs.forEach(Output::settle);
         outputs.getFirst().runCallbacks();
         assertEquals(10, map(phases).bytesOut());
+        assertTrue(outputs.getFirst().released);
+    }
+
+    @Test
+    void outputsOfNoTrackedTaskAreReleasedAtOnce() {
+        Output untracked = new Output(10);
+        new Phases().release(List.of(untracked));
+        assertTrue(untracked.released);
     }
 }
