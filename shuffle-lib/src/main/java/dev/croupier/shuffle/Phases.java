@@ -94,8 +94,21 @@ final class Phases {
         }
     }
 
-    /** The phases so far, in the order they began. */
-    synchronized List<PhaseStats> stats() {
+    /**
+     * The phases so far, in the order they began, with every task whose outputs are all done
+     * counted: a caller who has seen the job's outputs done may get here before the thread
+     * that settled the last of them has run their callbacks.
+     */
+    List<PhaseStats> stats() {
+        for (Map.Entry<ObjectRef<?>, Tracked> e : uncounted.entrySet()) {
+            if (allDone(e.getValue().outputs)) {
+                count(e.getKey());
+            }
+        }
+        return snapshot();
+    }
+
+    private synchronized List<PhaseStats> snapshot() {
         List<PhaseStats> out = new ArrayList<>(byName.size());
         for (Phase p : byName.values()) {
             out.add(p.snapshot());

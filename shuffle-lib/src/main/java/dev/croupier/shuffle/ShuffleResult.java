@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Supplier;
 
 /**
  * What {@link ShuffleJob#run} returns as soon as every reduce task is submitted: the outputs in
@@ -25,18 +24,19 @@ public final class ShuffleResult<O> implements AutoCloseable {
     private final Cluster cluster;
     private final Strategy strategy;
     private final List<PartitionOutput<O>> outputs;
-    private final Supplier<List<PhaseStats>> stats;
+    /** Counts the outputs' bytes; their release goes through it, so that it reads them first. */
+    private final Phases phases;
     private final long speculativeDuplicates;
     private final long bestEffortFallbacks;
     /** Completes when every output is done; taken at construction, so it outlives released refs. */
     private final CompletableFuture<Void> allDone;
 
     ShuffleResult(Cluster cluster, Strategy strategy, List<PartitionOutput<O>> outputs,
-                  Supplier<List<PhaseStats>> stats, long speculativeDuplicates, long bestEffortFallbacks) {
+                  Phases phases, long speculativeDuplicates, long bestEffortFallbacks) {
         this.cluster = cluster;
         this.strategy = strategy;
         this.outputs = List.copyOf(outputs);
-        this.stats = stats;
+        this.phases = phases;
         this.speculativeDuplicates = speculativeDuplicates;
         this.bestEffortFallbacks = bestEffortFallbacks;
         this.allDone = CompletableFuture.allOf(outputs.stream().map(o -> o.ref().whenDone())
@@ -113,13 +113,17 @@ public final class ShuffleResult<O> implements AutoCloseable {
     /** Per-phase stats; waits until every output is done (also after the outputs were released). */
     public List<PhaseStats> stats() {
         allDone.join();
-        return stats.get();
+        return phases.stats();
     }
 
-    /** Releases every output ref. */
+    /**
+     * Releases every output ref: at once if it is done, else once its bytes are counted for
+     * {@link #stats()}. Release them here rather than each ref on its own, or the reduce
+     * phase may count the bytes of outputs freed before they were done as 0.
+     */
     public void release() {
         for (PartitionOutput<O> o : outputs) {
-            o.ref().release();
+            phases.release(List.of(o.ref()));
         }
     }
 

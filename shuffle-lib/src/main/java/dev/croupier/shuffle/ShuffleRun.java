@@ -49,7 +49,7 @@ final class ShuffleRun<I, B, O> {
             case STREAMING -> new StreamingStrategy<>(this).run();
             case AUTO -> throw new IllegalStateException("AUTO is resolved above");
         };
-        return new ShuffleResult<>(cluster, strategy, outputs, phases::stats,
+        return new ShuffleResult<>(cluster, strategy, outputs, phases,
                 speculated.get(), bestEffortFallbacks.get());
     }
 

@@ -13,7 +13,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A phase counts each task's bytes once, whichever comes first: the callback of its outputs
- * settling, or the driver dropping its claim on them once every one is done. The driver's claim
+ * settling, the driver dropping its claim on them once every one is done, or a look at the
+ * stats once every one is done. The driver's claim
  * outlives the count, since a consumer frees an output as soon as it has read it.
  */
 class PhasesTest {
@@ -135,6 +136,18 @@ class PhasesTest {
         outputs.getFirst().runCallbacks();
         assertEquals(10, map(phases).bytesOut());
         assertTrue(outputs.getFirst().released);
+    }
+
+    @Test
+    void statsCountATaskWhoseOutputsAreDoneBeforeTheirCallbackRan() {
+        Phases phases = new Phases();
+        List<Output> outputs = trackedMap(phases, 10, 20);
+        outputs.getFirst().settle();
+        assertEquals(0, map(phases).bytesOut(), "a task partly settled is not counted yet");
+        outputs.getLast().settle(); // a caller who saw the outputs done asks before the settling thread ran the callback
+        assertEquals(30, map(phases).bytesOut());
+        outputs.getFirst().runCallbacks();
+        assertEquals(30, map(phases).bytesOut(), "counted once");
     }
 
     @Test
