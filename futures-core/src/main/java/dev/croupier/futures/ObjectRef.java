@@ -36,8 +36,11 @@ public interface ObjectRef<T> extends AutoCloseable {
 
     /**
      * Encoded size of the value in bytes once it is ready, or -1 before. May be asked after
-     * {@link #release()}: -1 once the object has been freed. All outputs of one task settle
-     * together, so a {@link #whenDone()} callback of one finds its siblings' sizes.
+     * {@link #release()}: -1 once the object has been freed. The outputs of one task are
+     * marked ready one after another, and their waiters run once all are: a {@link #whenDone()}
+     * callback registered while the task ran finds its siblings' sizes, but one that runs at
+     * once (the ref was done when asked), or a look from another thread, may find a sibling
+     * not marked yet.
      */
     long byteSize();
 

@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -306,19 +307,24 @@ class ClusterTest {
     }
 
     /**
-     * A task's outputs settle together: a callback on the first finds every sibling done, ready
-     * ones with their sizes, and so for a failure. Sizes may be asked after release: -1 once
-     * the object is freed.
+     * A task's outputs settle together: a callback on the first, registered while the task
+     * runs, finds every sibling done, ready ones with their sizes, and so for a failure. Sizes
+     * may be asked after release: -1 once the object is freed.
      */
     @Test
     void aTasksOutputsSettleTogetherSoACallbackOnOneSeesThemAll() {
         try (Cluster c = TestClusters.start(2, spill)) {
             ObjectRef<byte[]> earlier = c.task(() -> new byte[1]).remote();
             earlier.get();
-            List<ObjectRef<byte[]>> parts = c.task(() -> List.of(new byte[10], new byte[2_000], new byte[300_000]))
-                    .<byte[]>numReturns(3).remote();
-            long[] seen = parts.getFirst().whenDone()
-                    .thenApply(first -> parts.stream().mapToLong(ObjectRef::byteSize).toArray()).join();
+            CountDownLatch registered = new CountDownLatch(1);
+            List<ObjectRef<byte[]>> parts = c.task(() -> {
+                registered.await(); // a callback that ran at once could find a sibling not marked yet
+                return List.of(new byte[10], new byte[2_000], new byte[300_000]);
+            }).<byte[]>numReturns(3).remote();
+            CompletableFuture<long[]> sizes = parts.getFirst().whenDone()
+                    .thenApply(first -> parts.stream().mapToLong(ObjectRef::byteSize).toArray());
+            registered.countDown();
+            long[] seen = sizes.join();
             long[] later = parts.stream().mapToLong(ObjectRef::byteSize).toArray();
             assertArrayEquals(later, seen, "the sizes the first output's callback saw");
             assertTrue(later[0] > 10 && later[1] > 2_000 && later[2] > 300_000, Arrays.toString(later));
@@ -331,16 +337,20 @@ class ClusterTest {
             assertEquals(-1, parts.get(2).byteSize(), "a released ref's freed object has no size");
             assertFalse(parts.get(2).isDone());
 
+            CountDownLatch registeredOnFailed = new CountDownLatch(1);
             List<ObjectRef<byte[]>> failed = c.<byte[]>task(() -> {
+                registeredOnFailed.await();
                 throw new IllegalStateException("no parts today");
             }).<byte[]>numReturns(3).remote();
-            boolean[] done = failed.getFirst().whenDone().thenApply(first -> {
+            CompletableFuture<boolean[]> dones = failed.getFirst().whenDone().thenApply(first -> {
                 boolean[] d = new boolean[failed.size()];
                 for (int i = 0; i < d.length; i++) {
                     d[i] = failed.get(i).isDone();
                 }
                 return d;
-            }).join();
+            });
+            registeredOnFailed.countDown();
+            boolean[] done = dones.join();
             assertArrayEquals(new boolean[] {true, true, true}, done, "the failed task's outputs, from the first's callback");
         }
     }

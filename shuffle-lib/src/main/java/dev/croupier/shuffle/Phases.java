@@ -78,19 +78,36 @@ final class Phases {
         return true;
     }
 
-    /** Counts the task whose first output is {@code first}, once; releases its outputs if the driver has dropped them. */
+    /**
+     * Counts the task whose first output is {@code first}, once, if every output is done, and
+     * releases its outputs if the driver has dropped them. An output not done yet is waited
+     * for: the runtime marks a task's outputs done one after another, so a look at them that
+     * finds the first done (a callback that ran at once because the task had ended before it
+     * was tracked, say) may find a later one not yet.
+     */
     private void count(ObjectRef<?> first) {
-        Tracked task = uncounted.remove(first);
-        if (task == null) {
-            return;
-        }
-        long bytes = 0;
-        for (ObjectRef<?> ref : task.outputs) {
-            bytes += Math.max(0, ref.byteSize());
-        }
-        task.phase.done(bytes);
-        if (task.releaseOnCount) {
-            task.outputs.forEach(ObjectRef::release);
+        while (true) {
+            Tracked task = uncounted.get(first);
+            if (task == null) {
+                return;
+            }
+            long bytes = 0;
+            for (ObjectRef<?> ref : task.outputs) {
+                long size = ref.byteSize();
+                if (size < 0) {
+                    ref.whenDone().thenRun(() -> count(first));
+                    return;
+                }
+                bytes += size;
+            }
+            if (uncounted.remove(first, task)) {
+                task.phase.done(bytes);
+                if (task.releaseOnCount) {
+                    task.outputs.forEach(ObjectRef::release);
+                }
+                return;
+            }
+            // counted by another thread, or dropped by the driver meanwhile: look again
         }
     }
 
