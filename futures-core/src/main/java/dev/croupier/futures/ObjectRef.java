@@ -35,12 +35,12 @@ public interface ObjectRef<T> extends AutoCloseable {
     boolean isDone();
 
     /**
-     * Encoded size of the value in bytes once it is ready, or -1 before. May be asked after
-     * {@link #release()}: -1 once the object has been freed. The outputs of one task are
-     * marked ready one after another, and their waiters run once all are: a {@link #whenDone()}
-     * callback registered while the task ran finds its siblings' sizes, but one that runs at
-     * once (the ref was done when asked), or a look from another thread, may find a sibling
-     * not marked yet.
+     * Encoded size of the value in bytes once it is ready (0 if its task failed), or -1 before.
+     * May be asked after {@link #release()}: the size stays known once the object is freed, but
+     * is -1 for one freed before it was made. A task's outputs are marked done in order, and
+     * their waiters run once all are: once its last output is done, every one is, and a
+     * {@link #whenDone()} callback registered on any while the task ran finds its siblings'
+     * sizes.
      */
     long byteSize();
 

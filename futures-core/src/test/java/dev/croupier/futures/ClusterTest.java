@@ -309,7 +309,8 @@ class ClusterTest {
     /**
      * A task's outputs settle together: a callback on the first, registered while the task
      * runs, finds every sibling done, ready ones with their sizes, and so for a failure. Sizes
-     * may be asked after release: -1 once the object is freed.
+     * may be asked after release: a freed object's ref keeps its size, but one freed before it
+     * was made has none.
      */
     @Test
     void aTasksOutputsSettleTogetherSoACallbackOnOneSeesThemAll() {
@@ -333,9 +334,21 @@ class ClusterTest {
             assertEquals(List.of(earlier, parts.get(2), parts.get(0), parts.get(1)),
                     c.wait(given, 4, Duration.ofSeconds(30)).ready());
 
+            long before = c.objectCount();
             parts.get(2).release();
-            assertEquals(-1, parts.get(2).byteSize(), "a released ref's freed object has no size");
+            assertEquals(before - 1, c.objectCount(), "the released output is freed");
+            assertEquals(later[2], parts.get(2).byteSize(), "a freed object's ref keeps its size");
             assertFalse(parts.get(2).isDone());
+
+            CountDownLatch releasedFirst = new CountDownLatch(1);
+            List<ObjectRef<byte[]>> pair = c.task(() -> {
+                releasedFirst.await();
+                return List.of(new byte[10], new byte[20]);
+            }).<byte[]>numReturns(2).remote();
+            pair.getFirst().release();
+            releasedFirst.countDown();
+            pair.getLast().get();
+            assertEquals(-1, pair.getFirst().byteSize(), "an object freed before it was made has no size");
 
             CountDownLatch registeredOnFailed = new CountDownLatch(1);
             List<ObjectRef<byte[]>> failed = c.<byte[]>task(() -> {

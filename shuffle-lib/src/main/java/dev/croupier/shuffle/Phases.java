@@ -16,20 +16,18 @@ import java.util.concurrent.ConcurrentHashMap;
 final class Phases {
     private final Map<String, Phase> byName = new LinkedHashMap<>();
 
-    /** Tasks whose bytes are not counted yet, by their first output. */
+    /** Tasks whose bytes are not counted yet, by their last output. */
     private final ConcurrentHashMap<ObjectRef<?>, Tracked> uncounted = new ConcurrentHashMap<>();
 
-    /** A task's outputs, and whether the driver has dropped them and left their release to the count. */
-    private record Tracked(Phase phase, List<? extends ObjectRef<?>> outputs, boolean releaseOnCount) {}
+    private record Tracked(Phase phase, List<? extends ObjectRef<?>> outputs) {}
 
     /**
      * Counts a task of phase {@code name}, whose clock starts at its first tracked task, and the
-     * bytes of {@code outputs}, outputs of that one task: one callback for the task, on its first
-     * output, since the runtime settles a task's outputs together (a waiter on one finds the
-     * others settled). A callback per output was a future per object: with 100 outputs a map,
-     * two fifths of the driver's work submitting the 100 TB graph's maps (docs/benchmarks.md).
-     * The driver gives up its claim on the outputs through {@link #release} only, so that the
-     * sizes are still there when they are counted.
+     * bytes of {@code outputs}, outputs of that one task: one callback for the task, on its last
+     * output, since the runtime marks a task's outputs done in order (once the last is, all
+     * are, and a ref keeps its size after the object is freed). A callback per output was a
+     * future per object: with 100 outputs a map, two fifths of the driver's work submitting the
+     * 100 TB graph's maps (docs/benchmarks.md).
      */
     void track(String name, List<? extends ObjectRef<?>> outputs) {
         Phase phase;
@@ -40,86 +38,33 @@ final class Phases {
         if (outputs.isEmpty()) {
             return;
         }
-        ObjectRef<?> first = outputs.getFirst();
-        uncounted.put(first, new Tracked(phase, outputs, false));
-        first.whenDone().thenRun(() -> count(first));
+        ObjectRef<?> last = outputs.getLast();
+        uncounted.put(last, new Tracked(phase, outputs));
+        last.whenDone().thenRun(() -> count(last));
     }
 
-    /**
-     * Drops the driver's claims on {@code outputs}, the outputs of one task, once the task's
-     * phase has counted their bytes: now if every one is done, else from the count's callback.
-     * Outputs of no tracked task are released at once.
-     *
-     * <p>Why not release at once in every case: a consumer holding the only other claim frees
-     * an output as soon as it has read it, and {@code byteSize} says -1 from then on. Each output
-     * is marked done on its own, so a driver that sees the first done may find the others not
-     * yet; and the thread that settled them may reach the callback only after a consumer,
-     * submitted once they were done, has run and freed them.
-     */
-    void release(List<? extends ObjectRef<?>> outputs) {
-        if (outputs.isEmpty()) {
+    /** Counts the task whose last output is {@code last}, once. */
+    private void count(ObjectRef<?> last) {
+        Tracked task = uncounted.remove(last);
+        if (task == null) {
             return;
         }
-        ObjectRef<?> first = outputs.getFirst();
-        if (allDone(outputs)) {
-            count(first);
-        } else if (uncounted.computeIfPresent(first, (k, t) -> new Tracked(t.phase, t.outputs, true)) != null) {
-            return;
+        long bytes = 0;
+        for (ObjectRef<?> ref : task.outputs) {
+            bytes += Math.max(0, ref.byteSize()); // -1: freed before it was made, no bytes
         }
-        outputs.forEach(ObjectRef::release);
-    }
-
-    private static boolean allDone(List<? extends ObjectRef<?>> outputs) {
-        for (ObjectRef<?> ref : outputs) {
-            if (!ref.isDone()) {
-                return false;
-            }
-        }
-        return true;
+        task.phase.done(bytes);
     }
 
     /**
-     * Counts the task whose first output is {@code first}, once, if every output is done, and
-     * releases its outputs if the driver has dropped them. An output not done yet is waited
-     * for: the runtime marks a task's outputs done one after another, so a look at them that
-     * finds the first done (a callback that ran at once because the task had ended before it
-     * was tracked, say) may find a later one not yet.
-     */
-    private void count(ObjectRef<?> first) {
-        while (true) {
-            Tracked task = uncounted.get(first);
-            if (task == null) {
-                return;
-            }
-            long bytes = 0;
-            for (ObjectRef<?> ref : task.outputs) {
-                long size = ref.byteSize();
-                if (size < 0) {
-                    ref.whenDone().thenRun(() -> count(first));
-                    return;
-                }
-                bytes += size;
-            }
-            if (uncounted.remove(first, task)) {
-                task.phase.done(bytes);
-                if (task.releaseOnCount) {
-                    task.outputs.forEach(ObjectRef::release);
-                }
-                return;
-            }
-            // counted by another thread, or dropped by the driver meanwhile: look again
-        }
-    }
-
-    /**
-     * The phases so far, in the order they began, with every task whose outputs are all done
-     * counted: a caller who has seen the job's outputs done may get here before the thread
-     * that settled the last of them has run their callbacks.
+     * The phases so far, in the order they began, with every task whose outputs are done
+     * counted: a caller who has seen the job's outputs done may get here before the thread that
+     * settled the last of them has run their callbacks.
      */
     List<PhaseStats> stats() {
-        for (Map.Entry<ObjectRef<?>, Tracked> e : uncounted.entrySet()) {
-            if (allDone(e.getValue().outputs)) {
-                count(e.getKey());
+        for (ObjectRef<?> last : uncounted.keySet()) {
+            if (last.byteSize() >= 0) {
+                count(last);
             }
         }
         return snapshot();

@@ -81,7 +81,7 @@ final class PushMergeStrategy<I, B, O> {
                 }
             }
             if (pipelined && run.plan.bestEffortMergeTimeout() == null) {
-                run.releaseAll(round.maps);
+                ShuffleRun.releaseAll(round.maps);
                 round.maps = List.of(); // the merges' specs hold the entries; the refs may go
             }
             if (pipelined && previous != null) {
@@ -106,7 +106,7 @@ final class PushMergeStrategy<I, B, O> {
             rounds.forEach(Round::awaitMerges);
         }
         List<PartitionOutput<O>> outputs = run.submitReduces(reduceInputs);
-        rounds.forEach(round -> run.releaseAll(round.maps));
+        rounds.forEach(round -> ShuffleRun.releaseAll(round.maps));
         rounds.forEach(round -> run.releaseMerged(round.merges));
         return outputs;
     }

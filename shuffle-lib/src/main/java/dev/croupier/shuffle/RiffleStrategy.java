@@ -66,7 +66,7 @@ final class RiffleStrategy<I, B, O> {
         }
         run.settle(merges, run.mergeDeadline(System.nanoTime()), reduceInputs);
         List<PartitionOutput<O>> outputs = run.submitReduces(reduceInputs);
-        run.releaseAll(maps);
+        ShuffleRun.releaseAll(maps);
         run.releaseMerged(merges);
         return outputs;
     }

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 
 /**
  * What {@link ShuffleJob#run} returns as soon as every reduce task is submitted: the outputs in
@@ -24,19 +25,18 @@ public final class ShuffleResult<O> implements AutoCloseable {
     private final Cluster cluster;
     private final Strategy strategy;
     private final List<PartitionOutput<O>> outputs;
-    /** Counts the outputs' bytes; their release goes through it, so that it reads them first. */
-    private final Phases phases;
+    private final Supplier<List<PhaseStats>> stats;
     private final long speculativeDuplicates;
     private final long bestEffortFallbacks;
     /** Completes when every output is done; taken at construction, so it outlives released refs. */
     private final CompletableFuture<Void> allDone;
 
     ShuffleResult(Cluster cluster, Strategy strategy, List<PartitionOutput<O>> outputs,
-                  Phases phases, long speculativeDuplicates, long bestEffortFallbacks) {
+                  Supplier<List<PhaseStats>> stats, long speculativeDuplicates, long bestEffortFallbacks) {
         this.cluster = cluster;
         this.strategy = strategy;
         this.outputs = List.copyOf(outputs);
-        this.phases = phases;
+        this.stats = stats;
         this.speculativeDuplicates = speculativeDuplicates;
         this.bestEffortFallbacks = bestEffortFallbacks;
         this.allDone = CompletableFuture.allOf(outputs.stream().map(o -> o.ref().whenDone())
@@ -113,17 +113,13 @@ public final class ShuffleResult<O> implements AutoCloseable {
     /** Per-phase stats; waits until every output is done (also after the outputs were released). */
     public List<PhaseStats> stats() {
         allDone.join();
-        return phases.stats();
+        return stats.get();
     }
 
-    /**
-     * Releases every output ref: at once if it is done, else once its bytes are counted for
-     * {@link #stats()}. Release them here rather than each ref on its own, or the reduce
-     * phase may count the bytes of outputs freed before they were done as 0.
-     */
+    /** Releases every output ref. */
     public void release() {
         for (PartitionOutput<O> o : outputs) {
-            phases.release(List.of(o.ref()));
+            o.ref().release();
         }
     }
 

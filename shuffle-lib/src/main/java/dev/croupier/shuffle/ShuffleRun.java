@@ -49,7 +49,7 @@ final class ShuffleRun<I, B, O> {
             case STREAMING -> new StreamingStrategy<>(this).run();
             case AUTO -> throw new IllegalStateException("AUTO is resolved above");
         };
-        return new ShuffleResult<>(cluster, strategy, outputs, phases,
+        return new ShuffleResult<>(cluster, strategy, outputs, phases::stats,
                 speculated.get(), bestEffortFallbacks.get());
     }
 
@@ -224,7 +224,7 @@ final class ShuffleRun<I, B, O> {
             maps.add(submitMap(i, packs));
         }
         if (plan.speculateAfter() != null) {
-            maps = Speculation.decide(cluster, maps, k -> submitMap(first + k, packs), plan.speculateAfter(), phases::release, speculated);
+            maps = Speculation.decide(cluster, maps, k -> submitMap(first + k, packs), plan.speculateAfter(), speculated);
         }
         return maps;
     }
@@ -406,18 +406,18 @@ final class ShuffleRun<I, B, O> {
         return inputs;
     }
 
-    /**
-     * Drops the driver's claims on the outputs of tasks, {@code refs.get(t)} being task
-     * {@code t}'s, each once its phase has counted it ({@link Phases#release}).
-     */
-    <T> void releaseAll(List<? extends List<ObjectRef<T>>> refs) {
-        refs.forEach(phases::release);
+    static <B> void releaseAll(List<? extends List<ObjectRef<B>>> refs) {
+        for (List<ObjectRef<B>> list : refs) {
+            list.forEach(ObjectRef::release);
+        }
     }
 
     /** Releases the driver's claims on what {@code merges} made, and on the parts unpacked for reducers. */
     void releaseMerged(List<Merge<B>> merges) {
-        releaseAll(merges.stream().map(Merge::merged).toList());
-        releaseAll(unpacked.stream().map(List::of).toList());
+        for (Merge<B> m : merges) {
+            m.merged().forEach(ObjectRef::release);
+        }
+        unpacked.forEach(ObjectRef::release);
         unpacked.clear();
     }
 }

@@ -25,7 +25,7 @@ final class SimpleStrategy<I, B, O> {
         List<List<ObjectRef<B>>> maps = run.submitMaps(0, run.plan.mappers(), 0);
         List<PartitionOutput<O>> outputs = run.submitReduces(ShuffleRun.byPartition(maps, run.plan.partitions()));
         // The reduce tasks hold the blocks they need; the driver's claims can go.
-        run.releaseAll(maps);
+        ShuffleRun.releaseAll(maps);
         return outputs;
     }
 }

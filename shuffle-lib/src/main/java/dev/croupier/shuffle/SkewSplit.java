@@ -45,7 +45,7 @@ final class SkewSplit {
             run.phases.track("reduce", List.of(out));
             outputs.add(new PartitionOutput<>(partition, k, ways, out));
         }
-        run.releaseAll(pieces);
+        ShuffleRun.releaseAll(pieces);
         return outputs;
     }
 }

@@ -9,7 +9,6 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Consumer;
 import java.util.function.IntFunction;
 
 /**
@@ -28,7 +27,7 @@ final class Speculation {
 
     static <B> List<List<ObjectRef<B>>> decide(Cluster cluster, List<List<ObjectRef<B>>> primaries,
                                                IntFunction<List<ObjectRef<B>>> resubmit, Duration after,
-                                               Consumer<List<ObjectRef<B>>> release, AtomicLong duplicatesLaunched) {
+                                               AtomicLong duplicatesLaunched) {
         int n = primaries.size();
         long start = System.nanoTime();
         List<List<ObjectRef<B>>> winners = new ArrayList<>(primaries);
@@ -65,7 +64,7 @@ final class Speculation {
                 winners.set(i, primaryWon ? primaries.get(i) : duplicates.get(i));
                 if (loser != null) {
                     cluster.cancel(loser.getFirst());
-                    release.accept(loser);
+                    loser.forEach(ObjectRef::release);
                 }
             }
             boolean late = System.nanoTime() - start > after.toNanos();

@@ -27,9 +27,9 @@ final class StreamingStrategy<I, B, O> {
         for (int round = 0; round < rounds; round++) {
             List<ObjectRef<O>> next = run.submitFolds(ShuffleRun.byPartition(maps, partitions), states);
             if (states != null) {
-                run.releaseAll(states.stream().map(List::of).toList());
+                states.forEach(ObjectRef::release);
             }
-            run.releaseAll(maps);
+            ShuffleRun.releaseAll(maps);
             states = next;
             if (round + 1 < rounds) {
                 maps = submitRound(round + 1, perRound);

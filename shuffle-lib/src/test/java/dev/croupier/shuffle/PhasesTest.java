@@ -1,8 +1,6 @@
 package dev.croupier.shuffle;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.croupier.futures.ObjectRef;
 import dev.croupier.objectstore.ObjectId;
@@ -12,26 +10,24 @@ import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 
 /**
- * A phase counts each task's bytes once, whichever comes first: the callback of its outputs
- * settling, the driver dropping its claim on them once every one is done, or a look at the
- * stats once every one is done. The driver's claim
- * outlives the count, since a consumer frees an output as soon as it has read it.
+ * A phase counts each task's bytes once its last output is done, as the runtime marks a task's
+ * outputs in order: from the callback on that output, or from a look at the stats that comes
+ * first. A callback on another output may run while later ones are still unmarked.
  */
 class PhasesTest {
 
-    /** An output whose settling, size and freeing the test drives. */
+    /** An output whose settling and callbacks the test drives; it keeps its size once settled. */
     private static final class Output implements ObjectRef<Object> {
         final CompletableFuture<ObjectRef<Object>> done = new CompletableFuture<>();
         private final long size;
-        private volatile boolean ready;
-        private volatile boolean released;
+        private volatile boolean settled;
 
         Output(long size) {
             this.size = size;
         }
 
         void settle() {
-            ready = true;
+            settled = true;
         }
 
         void runCallbacks() {
@@ -40,12 +36,12 @@ class PhasesTest {
 
         @Override
         public long byteSize() {
-            return ready && !released ? size : -1; // the driver's claim was the last: a consumer has read it
+            return settled ? size : -1;
         }
 
         @Override
         public boolean isDone() {
-            return ready && !released;
+            return settled;
         }
 
         @Override
@@ -75,7 +71,6 @@ class PhasesTest {
 
         @Override
         public void release() {
-            released = true;
         }
     }
 
@@ -91,83 +86,33 @@ class PhasesTest {
     }
 
     @Test
-    void outputsAllDoneWhenTheDriverDropsThemAreCountedThenReleased() {
+    void aTaskIsCountedOnceItsLastOutputIsDone() {
         Phases phases = new Phases();
         List<Output> outputs = trackedMap(phases, 10, 20);
-        outputs.forEach(Output::settle);
-        phases.release(outputs); // before the settling thread got to the callback
-        assertTrue(outputs.stream().allMatch(o -> o.released));
-        outputs.getFirst().runCallbacks();
+        outputs.getFirst().settle();
+        outputs.getFirst().runCallbacks(); // a callback on the first, while the second is not marked yet
+        assertEquals(0, map(phases).bytesOut());
+        outputs.getLast().settle();
+        outputs.getLast().runCallbacks();
         assertEquals(new PhaseStats("map", 1, map(phases).seconds(), 30), map(phases));
     }
 
     @Test
-    void outputsPartlyDoneWhenTheDriverDropsThemAreReleasedByTheCount() {
-        Phases phases = new Phases();
-        List<Output> outputs = trackedMap(phases, 10, 20);
-        outputs.getFirst().settle(); // the settling thread has marked the first output, not yet the second
-        phases.release(outputs);
-        assertFalse(outputs.stream().anyMatch(o -> o.released), "released before they were counted");
-        outputs.getLast().settle();
-        outputs.getFirst().runCallbacks();
-        assertEquals(30, map(phases).bytesOut());
-        assertTrue(outputs.stream().allMatch(o -> o.released));
-    }
-
-    @Test
-    void aCallbackThatRanFirstIsNotCountedAgainWhenTheDriverDropsTheOutputs() {
+    void statsCountATaskWhoseOutputsAreDoneBeforeItsCallbackRan() {
         Phases phases = new Phases();
         List<Output> outputs = trackedMap(phases, 10, 20);
         outputs.forEach(Output::settle);
-        outputs.getFirst().runCallbacks();
-        phases.release(outputs);
-        assertEquals(30, map(phases).bytesOut());
-        assertTrue(outputs.stream().allMatch(o -> o.released));
-    }
-
-    @Test
-    void outputsDroppedWhilePendingAreCountedByTheirCallbackThenReleased() {
-        Phases phases = new Phases();
-        List<Output> outputs = trackedMap(phases, 10);
-        phases.release(outputs);
-        assertEquals(0, map(phases).bytesOut(), "nothing to count before the task is done");
-        assertFalse(outputs.getFirst().released);
-        outputs.forEach(Output::settle);
-        outputs.getFirst().runCallbacks();
-        assertEquals(10, map(phases).bytesOut());
-        assertTrue(outputs.getFirst().released);
-    }
-
-    @Test
-    void aCallbackThatFindsALaterOutputNotDoneCountsOnceThatOneIs() {
-        Phases phases = new Phases();
-        List<Output> outputs = trackedMap(phases, 10, 20);
-        outputs.getFirst().settle();
-        outputs.getFirst().runCallbacks(); // at once: the task ended before it was tracked, its outputs still being marked
-        phases.release(outputs);
-        assertFalse(outputs.stream().anyMatch(o -> o.released), "counted, and released, before the second output was done");
-        outputs.getLast().settle();
+        assertEquals(30, map(phases).bytesOut(), "a caller who saw the outputs done asks before the settling thread ran the callback");
         outputs.getLast().runCallbacks();
-        assertTrue(outputs.stream().allMatch(o -> o.released));
-        assertEquals(30, map(phases).bytesOut());
-    }
-
-    @Test
-    void statsCountATaskWhoseOutputsAreDoneBeforeTheirCallbackRan() {
-        Phases phases = new Phases();
-        List<Output> outputs = trackedMap(phases, 10, 20);
-        outputs.getFirst().settle();
-        assertEquals(0, map(phases).bytesOut(), "a task partly settled is not counted yet");
-        outputs.getLast().settle(); // a caller who saw the outputs done asks before the settling thread ran the callback
-        assertEquals(30, map(phases).bytesOut());
-        outputs.getFirst().runCallbacks();
         assertEquals(30, map(phases).bytesOut(), "counted once");
     }
 
     @Test
-    void outputsOfNoTrackedTaskAreReleasedAtOnce() {
-        Output untracked = new Output(10);
-        new Phases().release(List.of(untracked));
-        assertTrue(untracked.released);
+    void anOutputFreedBeforeItWasMadeCountsNothing() {
+        Phases phases = new Phases();
+        List<Output> outputs = trackedMap(phases, 10, 20);
+        outputs.getLast().settle(); // the first was released while pending, and never made
+        outputs.getLast().runCallbacks();
+        assertEquals(20, map(phases).bytesOut());
     }
 }

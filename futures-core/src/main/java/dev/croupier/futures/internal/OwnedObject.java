@@ -95,9 +95,13 @@ final class OwnedObject {
         return state == State.READY || state == State.FAILED;
     }
 
-    /** The size once ready or failed, else -1: {@link #isDone} and {@link #size} in one look. */
+    /**
+     * The size once ready or failed, kept once freed; -1 while pending (also while being
+     * rebuilt) and for an entry freed before it settled. A settled entry has a completion number.
+     */
     synchronized long doneSize() {
-        return state == State.READY || state == State.FAILED ? size : -1;
+        boolean settled = state == State.READY || state == State.FAILED || (state == State.FREED && completionSeq != 0);
+        return settled ? size : -1;
     }
 
     /** Ready with a copy on a live node. */

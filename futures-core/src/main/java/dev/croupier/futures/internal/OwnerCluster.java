@@ -787,8 +787,9 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         // nothing still held for this task.
         releaseDeps(spec);
         // The outputs settle together: a waiter on one finds its siblings ready, and none of
-        // them freed yet (shuffle-lib's phase report reads a task's output sizes that way).
-        // They share one place in the order of completions (wait lists them by it), so that
+        // them freed yet. They are marked in order, so whoever sees the last one done, without
+        // waiting, finds every one done (ObjectRef.byteSize; shuffle-lib's phase report reads a
+        // task's output sizes so, on its last output). They share one place in the order of completions (wait lists them by it), so that
         // a task of many outputs takes the owner's shared counter once, not once for each.
         long seq = completionSeq.incrementAndGet();
         Trampoline.settleTogether(() -> {
@@ -896,6 +897,7 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         failOutputs(spec, error);
     }
 
+    /** Fails a task's outputs, settled together and in order, as {@link #complete} makes them ready. */
     private void failOutputs(TaskSpec spec, CroupierException error) {
         long seq = completionSeq.incrementAndGet();
         Trampoline.settleTogether(() -> {
@@ -1168,7 +1170,6 @@ public final class OwnerCluster implements Cluster, Backend.Events {
 
     @Override
     public long objectCount() {
-        long n = 0;
         long[] available = {0};
         table.forEach(e -> {
             if (e.isAvailable()) {
