@@ -223,7 +223,7 @@ public final class SortBenchmarkRecords {
             for (int p = 0; p < parts; p++) {
                 long from = chunks * p / parts * chunkBytes;
                 long to = Math.min(size, chunks * (p + 1) / parts * chunkBytes);
-                checks.add(pool.submit(() -> checkRange(file, buffered, direct, from, to, chunkBytes)));
+                checks.add(pool.submit(() -> checkRange(buffered, direct, from, to, chunkBytes)));
             }
             long records = 0;
             long duplicates = 0;
@@ -289,8 +289,12 @@ public final class SortBenchmarkRecords {
     private record RangeCheck(long records, long duplicateKeys, long firstDisorder, Checksum checksum,
                               byte[] firstKey, byte[] lastKey) {}
 
-    /** Checks the records of bytes {@code [from, to)} of {@code file}, reading {@code chunkBytes} at a time. */
-    private static RangeCheck checkRange(Path file, FileChannel buffered, FileChannel direct, long from, long to,
+    /**
+     * Checks the records of bytes {@code [from, to)} of the file open as {@code buffered} (and
+     * {@code direct}), reading {@code chunkBytes} at a time. Its failures do not name the file:
+     * {@link #awaitAll} does.
+     */
+    private static RangeCheck checkRange(FileChannel buffered, FileChannel direct, long from, long to,
                                          long chunkBytes) throws IOException {
         int keyBytes = LAYOUT.keyBytes();
         long duplicates = 0;
@@ -322,7 +326,7 @@ public final class SortBenchmarkRecords {
                         continue;
                     }
                     if (n < 0) {
-                        throw new IOException(file + " ended at byte offset " + position + " while reading bytes "
+                        throw new IOException("it ended at byte offset " + position + " while reading bytes "
                                 + from + ".." + to);
                     }
                     position += n;
