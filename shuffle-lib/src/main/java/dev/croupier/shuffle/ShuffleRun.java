@@ -406,6 +406,7 @@ final class ShuffleRun<I, B, O> {
         return inputs;
     }
 
+    /** Drops the driver's claims on the outputs of tasks, {@code refs.get(t)} being task {@code t}'s. */
     static <B> void releaseAll(List<? extends List<ObjectRef<B>>> refs) {
         for (List<ObjectRef<B>> list : refs) {
             list.forEach(ObjectRef::release);

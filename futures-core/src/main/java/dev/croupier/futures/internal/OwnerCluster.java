@@ -789,8 +789,9 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         // The outputs settle together: a waiter on one finds its siblings ready, and none of
         // them freed yet. They are marked in order, so whoever sees the last one done, without
         // waiting, finds every one done (ObjectRef.byteSize; shuffle-lib's phase report reads a
-        // task's output sizes so, on its last output). They share one place in the order of completions (wait lists them by it), so that
-        // a task of many outputs takes the owner's shared counter once, not once for each.
+        // task's output sizes so, on its last output). They share one place in the order of
+        // completions (wait lists them by it), so that a task of many outputs takes the owner's
+        // shared counter once, not once for each.
         long seq = completionSeq.incrementAndGet();
         Trampoline.settleTogether(() -> {
             for (int i = 0; i < spec.outputs.length; i++) {
