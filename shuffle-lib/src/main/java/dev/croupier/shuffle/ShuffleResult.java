@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 /**
@@ -18,7 +19,7 @@ import java.util.function.Supplier;
  * partition order, an iteration in completion order (so a consumer can start on the first
  * partition ready while others are still reducing), and per-phase stats.
  *
- * <p>Thread-safe for reading; {@link #release()} once, when done with the outputs.
+ * <p>Thread-safe; {@link #release()} (or {@link #close()}) when done with the outputs.
  */
 public final class ShuffleResult<O> implements AutoCloseable {
 
@@ -30,6 +31,7 @@ public final class ShuffleResult<O> implements AutoCloseable {
     private final long bestEffortFallbacks;
     /** Completes when every output is done; taken at construction, so it outlives released refs. */
     private final CompletableFuture<Void> allDone;
+    private final AtomicBoolean released = new AtomicBoolean();
 
     ShuffleResult(Cluster cluster, Strategy strategy, List<PartitionOutput<O>> outputs,
                   Supplier<List<PhaseStats>> stats, long speculativeDuplicates, long bestEffortFallbacks) {
@@ -116,12 +118,25 @@ public final class ShuffleResult<O> implements AutoCloseable {
         return stats.get();
     }
 
-    /** Releases every output ref. */
+    /**
+     * Releases every output ref, once; an output not done yet is released as soon as it is. At
+     * once would free it unmade (nothing else wants it), and {@link #stats()}, which waits for
+     * every output, would wait forever.
+     */
     public void release() {
+        if (released.getAndSet(true)) {
+            return;
+        }
         for (PartitionOutput<O> o : outputs) {
-            o.ref().release();
+            ObjectRef<O> ref = o.ref();
+            if (ref.isDone()) {
+                ref.release();
+            } else {
+                ref.whenDone().thenRun(ref::release);
+            }
         }
     }
+
 
     @Override
     public void close() {
