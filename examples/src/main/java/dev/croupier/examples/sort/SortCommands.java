@@ -122,7 +122,7 @@ public final class SortCommands {
             Path out = parts == null ? outputFile(pos.get(1)) : null;
             SortRun.Outcome outcome = new SortRun(settings).sort(settings.cluster().start(), in, out,
                     parts == null ? null : Path.of(parts));
-            report(settings, outcome, null, 0, null);
+            report(settings, outcome, null, null);
             return 0;
         }
     }
@@ -162,7 +162,7 @@ public final class SortCommands {
                 extra.put("input_checksum", checked.input().hex());
                 extra.put("generate_seconds", checked.generateSeconds());
                 extra.put("validate_seconds", checked.validateSeconds());
-                report(settings, checked.outcome(), null, 0, extra);
+                report(settings, checked.outcome(), null, extra);
                 return checked.valid() ? 0 : 1;
             }
             Files.createDirectories(settings.cluster().spillDir());
@@ -198,22 +198,26 @@ public final class SortCommands {
                 extra.put("input_checksum", input.checksum().hex());
                 extra.put("generate_seconds", generate);
                 extra.put("validate_seconds", validate);
-                report(settings, outcome, bound, inputRead, extra);
+                report(settings, outcome, new DiskFigures(bound, inputRead), extra);
                 return valid ? 0 : 1;
             }
         }
     }
 
     /**
-     * Prints the report. With a {@code bound}, the time is set against it; with
-     * {@code inputReadBytesPerSecond} above 0 as well (how fast the check after the sort read
-     * the input back, all its ranges at once), also against the same bound with that read rate:
-     * the probe reads a file it has just written, which a virtual machine's host may still hold
-     * in its cache, and the sort's input may not be (docs/benchmarks.md, "The disk as the sort's
-     * own files see it").
+     * What a sort on disk measured of its disk: the probe's {@code bound}, and how fast the check
+     * after the sort read the input back, all its ranges at once. The probe reads a file it has
+     * just written, which a virtual machine's host may still hold in its cache, and the sort's
+     * input may not be (docs/benchmarks.md, "The disk as the sort's own files see it").
      */
-    private static void report(SortSettings settings, SortRun.Outcome outcome, DiskBound bound,
-                               double inputReadBytesPerSecond, Map<String, Object> extra) throws IOException {
+    private record DiskFigures(DiskBound bound, double inputReadBytesPerSecond) {}
+
+    /**
+     * Prints the report. With {@code disk}, the time is set against the probe's bound, and
+     * against the same bound with the input read at the rate the check read it.
+     */
+    private static void report(SortSettings settings, SortRun.Outcome outcome, DiskFigures disk,
+                               Map<String, Object> extra) throws IOException {
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("records", outcome.bytes() / RECORD);
         r.put("bytes", outcome.bytes());
@@ -229,7 +233,8 @@ public final class SortCommands {
         }
         r.put("partitions", outcome.partitions());
         r.put("throughput_mb_per_s", outcome.bytes() / 1e6 / outcome.seconds());
-        if (bound != null) {
+        if (disk != null) {
+            DiskBound bound = disk.bound();
             boolean outOfCore = outcome.bytes() > outcome.nodes() * outcome.storeBytesPerNode();
             double boundSeconds = bound.sortSeconds(outcome.bytes(), outOfCore);
             r.put("disk_write_mb_per_s", bound.writeBytesPerSecond() / 1e6);
@@ -238,12 +243,10 @@ public final class SortCommands {
             r.put("bound", outOfCore ? "out of core: read twice and write twice the data, at the disk's bandwidth"
                     : "read and write the data once, at the disk's bandwidth");
             r.put("ratio_to_bound", outcome.seconds() / boundSeconds);
-            if (inputReadBytesPerSecond > 0) {
-                double asRead = bound.sortSeconds(outcome.bytes(), outOfCore, inputReadBytesPerSecond);
-                r.put("input_check_read_mb_per_s", inputReadBytesPerSecond / 1e6);
-                r.put("bound_at_input_read_seconds", asRead);
-                r.put("ratio_to_bound_at_input_read", outcome.seconds() / asRead);
-            }
+            double asRead = bound.sortSeconds(outcome.bytes(), outOfCore, disk.inputReadBytesPerSecond());
+            r.put("input_check_read_mb_per_s", disk.inputReadBytesPerSecond() / 1e6);
+            r.put("bound_at_input_read_seconds", asRead);
+            r.put("ratio_to_bound_at_input_read", outcome.seconds() / asRead);
         }
         r.putAll(outcome.failures());
         if (extra != null) {
