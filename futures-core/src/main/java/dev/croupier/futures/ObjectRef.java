@@ -46,11 +46,17 @@ public interface ObjectRef<T> extends AutoCloseable {
 
     /**
      * A future completed with this ref once the value is ready or has failed, without fetching
-     * the value (for bookkeeping on large objects).
+     * the value (for bookkeeping on large objects). If this ref is released before then, and
+     * no task reads the value, the value is not made: the future then fails with
+     * {@link ErrorCode#CANCELLED}.
      */
     CompletableFuture<ObjectRef<T>> whenDone();
 
-    /** A future completed with the value (or the failure) once it is known. */
+    /**
+     * A future completed with the value (or the failure) once it is known; failed as
+     * {@link #get()} fails on a released ref if this ref is released before then and the value
+     * is not made (see {@link #whenDone()}).
+     */
     CompletableFuture<T> toCompletableFuture();
 
     /** Drops this ref's claim on the value; idempotent. The ref must not be used afterwards. */

@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
@@ -303,6 +304,32 @@ class ClusterTest {
             List<ObjectRef<Integer>> wrong = c.task(() -> List.of(1)).<Integer>numReturns(2).remote();
             TaskFailedException e = assertThrows(TaskFailedException.class, () -> wrong.get(1).get());
             assertTrue(e.getMessage().contains("numReturns(2)"), e.getMessage());
+        }
+    }
+
+    /**
+     * A ref released before its value is made, with nothing else reading the value, ends the
+     * futures taken from it: the value is never made, and they would otherwise wait forever.
+     */
+    @Test
+    void aRefReleasedBeforeItsValueIsMadeEndsItsFutures() throws Exception {
+        try (Cluster c = TestClusters.start(2, spill)) {
+            CountDownLatch released = new CountDownLatch(1);
+            ObjectRef<byte[]> ref = c.task(() -> {
+                released.await();
+                return new byte[10];
+            }).remote();
+            CompletableFuture<ObjectRef<byte[]>> done = ref.whenDone();
+            CompletableFuture<byte[]> value = ref.toCompletableFuture();
+            ref.release();
+            released.countDown();
+            // guards, not measures: before, both futures waited forever
+            ExecutionException notMade = assertThrows(ExecutionException.class, () -> done.get(60, TimeUnit.SECONDS));
+            assertTrue(notMade.getCause() instanceof CroupierException e && e.code() == ErrorCode.CANCELLED
+                    && e.getMessage().contains("released before its value was made"), String.valueOf(notMade.getCause()));
+            ExecutionException noValue = assertThrows(ExecutionException.class, () -> value.get(60, TimeUnit.SECONDS));
+            assertTrue(noValue.getCause().getMessage().contains("was released"), String.valueOf(noValue.getCause()));
+            assertEquals(0, c.objectCount());
         }
     }
 

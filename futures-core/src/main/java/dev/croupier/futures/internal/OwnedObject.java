@@ -376,7 +376,8 @@ final class OwnedObject {
 
     /**
      * Frees the entry if nothing needs it; returns the live copies to delete, or null if it
-     * was needed after all (or already freed). Waiters of a pending entry are kept.
+     * was needed after all (or already freed). Waiters of a pending entry stay until
+     * {@link #takeWaitersOfFreed}.
      */
     synchronized NodeLink[] free() {
         if (!unneeded() || state == State.FREED) {
@@ -392,6 +393,21 @@ final class OwnedObject {
             state = State.FREED;
         }
         return freed;
+    }
+
+    /**
+     * The waiters of a freed entry, taken once; null if none. Nothing claims a freed entry, so
+     * they belong to refs released while they waited, or to tasks cancelled or resubmitted
+     * since (which ignore a call): run now, they end their futures instead of waiting for a
+     * value that will not be made for them.
+     */
+    synchronized List<Runnable> takeWaitersOfFreed() {
+        if (state != State.FREED) {
+            return null;
+        }
+        List<Runnable> w = waiters;
+        waiters = null;
+        return w;
     }
 
     /** Blocks until ready or failed, at most until {@code deadlineNanos}; returns whether it is. */

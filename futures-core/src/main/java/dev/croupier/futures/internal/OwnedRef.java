@@ -1,5 +1,7 @@
 package dev.croupier.futures.internal;
 
+import dev.croupier.futures.CroupierException;
+import dev.croupier.futures.ErrorCode;
 import dev.croupier.futures.ObjectRef;
 import dev.croupier.objectstore.ObjectId;
 import java.lang.ref.PhantomReference;
@@ -84,7 +86,14 @@ final class OwnedRef<T> implements ObjectRef<T> {
         if (entry.isDone()) {
             future.complete(this);
         } else {
-            entry.whenSettled(() -> future.complete(this));
+            entry.whenSettled(() -> {
+                if (entry.isDone()) {
+                    future.complete(this);
+                } else { // freed unmade: this ref was released, and nothing else wanted the value
+                    future.completeExceptionally(new CroupierException(ErrorCode.CANCELLED,
+                            "ref to " + entry.id() + " was released before its value was made"));
+                }
+            });
         }
         return future;
     }

@@ -1054,6 +1054,9 @@ public final class OwnerCluster implements Cluster, Backend.Events {
         for (NodeLink n : copies) {
             deleteQuietly(n, entry.id());
         }
+        if (copies.length == 0) { // pending (or held by the owner): it may have waiters
+            Trampoline.runAll(entry.takeWaitersOfFreed());
+        }
     }
 
     private void deleteQuietly(NodeLink node, ObjectId id) {
