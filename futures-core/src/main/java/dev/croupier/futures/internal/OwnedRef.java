@@ -87,7 +87,8 @@ final class OwnedRef<T> implements ObjectRef<T> {
             future.complete(this);
         } else {
             entry.whenSettled(() -> {
-                if (entry.isDone()) {
+                // settled, even if freed since (a consumer may free it before this runs)
+                if (entry.doneSize() >= 0) {
                     future.complete(this);
                 } else { // freed unmade: this ref was released, and nothing else wanted the value
                     future.completeExceptionally(new CroupierException(ErrorCode.CANCELLED,
