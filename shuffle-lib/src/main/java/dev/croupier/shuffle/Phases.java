@@ -43,9 +43,14 @@ final class Phases {
         last.whenDone().thenRun(() -> count(last));
     }
 
-    /** Counts the task whose last output is {@code last}, once. */
+    /**
+     * Counts the task whose last output is {@code last}, once. Two threads may sum its bytes
+     * (its callback, and {@link #stats}); the one that takes it off the list adds them, under
+     * the monitor {@link #stats} reads under, so that a look at the stats never falls between
+     * the taking and the adding.
+     */
     private void count(ObjectRef<?> last) {
-        Tracked task = uncounted.remove(last);
+        Tracked task = uncounted.get(last);
         if (task == null) {
             return;
         }
@@ -53,7 +58,11 @@ final class Phases {
         for (ObjectRef<?> ref : task.outputs) {
             bytes += Math.max(0, ref.byteSize()); // -1: freed before it was made, no bytes
         }
-        task.phase.done(bytes);
+        synchronized (this) {
+            if (uncounted.remove(last) != null) {
+                task.phase.done(bytes);
+            }
+        }
     }
 
     /**
@@ -61,16 +70,12 @@ final class Phases {
      * counted: a caller who has seen the job's outputs done may get here before the thread that
      * settled the last of them has run their callbacks.
      */
-    List<PhaseStats> stats() {
+    synchronized List<PhaseStats> stats() {
         for (ObjectRef<?> last : uncounted.keySet()) {
             if (last.byteSize() >= 0) {
                 count(last);
             }
         }
-        return snapshot();
-    }
-
-    private synchronized List<PhaseStats> snapshot() {
         List<PhaseStats> out = new ArrayList<>(byName.size());
         for (Phase p : byName.values()) {
             out.add(p.snapshot());

@@ -7,12 +7,14 @@ import dev.croupier.objectstore.ObjectId;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.Test;
 
 /**
  * A phase counts each task's bytes once its last output is done, as the runtime marks a task's
  * outputs in order: from the callback on that output, or from a look at the stats that comes
- * first. A callback on another output may run while later ones are still unmarked.
+ * first, or while the callback is at it. A callback on another output may run while later ones
+ * are still unmarked.
  */
 class PhasesTest {
 
@@ -21,6 +23,8 @@ class PhasesTest {
         final CompletableFuture<ObjectRef<Object>> done = new CompletableFuture<>();
         private final long size;
         private volatile boolean settled;
+        /** Runs as the size is asked: a test holds a thread there. */
+        volatile Runnable beforeSize = () -> { };
 
         Output(long size) {
             this.size = size;
@@ -36,6 +40,7 @@ class PhasesTest {
 
         @Override
         public long byteSize() {
+            beforeSize.run();
             return settled ? size : -1;
         }
 
@@ -104,6 +109,32 @@ class PhasesTest {
         outputs.forEach(Output::settle);
         assertEquals(30, map(phases).bytesOut(), "a caller who saw the outputs done asks before the settling thread ran the callback");
         outputs.getLast().runCallbacks();
+        assertEquals(30, map(phases).bytesOut(), "counted once");
+    }
+
+    @Test
+    void statsTakenWhileACallbackSumsATaskSeeTheTask() throws InterruptedException {
+        Phases phases = new Phases();
+        List<Output> outputs = trackedMap(phases, 10, 20);
+        outputs.forEach(Output::settle);
+        CountDownLatch summing = new CountDownLatch(1);
+        CountDownLatch resume = new CountDownLatch(1);
+        Thread settling = new Thread(() -> outputs.getLast().runCallbacks(), "settling");
+        outputs.getFirst().beforeSize = () -> {
+            if (Thread.currentThread() == settling) {
+                summing.countDown();
+                try {
+                    resume.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        settling.start();
+        summing.await();
+        assertEquals(30, map(phases).bytesOut(), "the stats, taken while the callback sums the task's bytes");
+        resume.countDown();
+        settling.join();
         assertEquals(30, map(phases).bytesOut(), "counted once");
     }
 
