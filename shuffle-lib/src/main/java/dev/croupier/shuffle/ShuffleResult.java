@@ -137,7 +137,6 @@ public final class ShuffleResult<O> implements AutoCloseable {
         }
     }
 
-
     @Override
     public void close() {
         release();

@@ -100,8 +100,8 @@ final class OwnedObject {
      * rebuilt) and for an entry freed before it settled. A settled entry has a completion number.
      */
     synchronized long doneSize() {
-        boolean settled = state == State.READY || state == State.FAILED || (state == State.FREED && completionSeq != 0);
-        return settled ? size : -1;
+        boolean freedSettled = state == State.FREED && completionSeq != 0;
+        return state == State.READY || state == State.FAILED || freedSettled ? size : -1;
     }
 
     /** Ready with a copy on a live node. */
