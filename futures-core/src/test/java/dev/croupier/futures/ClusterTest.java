@@ -333,6 +333,37 @@ class ClusterTest {
         }
     }
 
+    /** A get that waits on a ref another thread releases ends at once, with no timeout given. */
+    @Test
+    void aGetWaitingOnARefThatIsReleasedEnds() throws Exception {
+        try (Cluster c = TestClusters.start(2, spill)) {
+            CountDownLatch released = new CountDownLatch(1);
+            ObjectRef<byte[]> ref = c.task(() -> {
+                released.await();
+                return new byte[10];
+            }).remote();
+            CompletableFuture<Throwable> ended = new CompletableFuture<>();
+            Thread getter = Thread.ofPlatform().start(() -> {
+                try {
+                    ref.get();
+                    ended.complete(null);
+                } catch (Throwable t) {
+                    ended.complete(t);
+                }
+            });
+            while (getter.getState() != Thread.State.TIMED_WAITING && getter.getState() != Thread.State.WAITING) {
+                Thread.onSpinWait(); // until the get waits for the value
+            }
+            ref.release();
+            // a guard, not a measure: before, the get waited for a value no one would make
+            Throwable t = ended.get(60, TimeUnit.SECONDS);
+            assertTrue(t instanceof IllegalStateException && t.getMessage().contains("was released"), String.valueOf(t));
+            released.countDown();
+            getter.join();
+            assertEquals(0, c.objectCount());
+        }
+    }
+
     /**
      * A task's outputs settle together: a callback on the first, registered while the task
      * runs, finds every sibling done, ready ones with their sizes, and so for a failure. Sizes

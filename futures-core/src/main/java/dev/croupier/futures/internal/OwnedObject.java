@@ -392,6 +392,7 @@ final class OwnedObject {
         if (state != State.FAILED) {
             state = State.FREED;
         }
+        notifyAll(); // a get of the released ref waits in awaitSettled
         return freed;
     }
 
@@ -410,9 +411,13 @@ final class OwnedObject {
         return w;
     }
 
-    /** Blocks until ready or failed, at most until {@code deadlineNanos}; returns whether it is. */
+    /**
+     * Blocks until ready, failed or freed, at most until {@code deadlineNanos}; returns whether
+     * it is. Only the release of the entry's one ref frees it, so a getter that finds it freed
+     * had its ref released under it.
+     */
     synchronized boolean awaitSettled(long deadlineNanos) throws InterruptedException {
-        while (state == State.PENDING || state == State.FREED) {
+        while (state == State.PENDING) {
             long left = deadlineNanos - System.nanoTime();
             if (left <= 0) {
                 return false;

@@ -1004,8 +1004,10 @@ public final class OwnerCluster implements Cluster, Backend.Events {
                 if (!entry.awaitSettled(deadline)) {
                     throw new GetTimeoutException(entry + " was not ready within " + timeout);
                 }
-                if (entry.state() == OwnedObject.State.FAILED) {
-                    throw entry.error();
+                switch (entry.state()) {
+                    case FAILED -> throw entry.error();
+                    case FREED -> throw new IllegalStateException("ref to " + entry.id() + " was released");
+                    default -> { }
                 }
                 byte[] inline = entry.inline();
                 if (inline != null) {
