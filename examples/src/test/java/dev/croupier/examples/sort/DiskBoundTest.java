@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import org.junit.jupiter.api.Test;
 
-/** The sort's disk bound: which reads go at the probe's rate and which at the input's. */
+/** The sort's disk bound: which reads go at the probe's rate and which at the slower of it and the input's. */
 class DiskBoundTest {
 
     /** Writes 1 GB/s, reads what it has just written at 4 GB/s. */
@@ -13,13 +13,22 @@ class DiskBoundTest {
 
     @Test
     void inMemoryTheSortReadsItsInputOnceAndWritesItsOutputOnce() {
-        assertEquals(4 + 1, DISK.sortSeconds(BYTES, false), 1e-9);
-        assertEquals(4 + 4, DISK.sortSeconds(BYTES, false, 1e9), 1e-9);
+        assertEquals(4 + 1, DISK.sortSeconds(BYTES, 0), 1e-9);
+        assertEquals(4 + 4, DISK.sortSeconds(BYTES, 0, 1e9), 1e-9);
     }
 
     @Test
-    void outOfCoreTheSpillIsReadBackAtTheProbesRateAndOnlyTheInputAtItsOwn() {
-        assertEquals(2 * (4 + 1), DISK.sortSeconds(BYTES, true), 1e-9);
-        assertEquals(2 * 4 + 4 + 1, DISK.sortSeconds(BYTES, true, 1e9), 1e-9);
+    void anInputThatReadsFasterThanTheProbeIsReadAtTheProbesRate() {
+        // a cache served the input's reads, not the disk: the probe's rate is the nearer
+        assertEquals(4 + 1, DISK.sortSeconds(BYTES, 0, 8e9), 1e-9);
+        assertEquals(2 * (4 + 1), DISK.sortSeconds(BYTES, BYTES, 8e9), 1e-9);
+    }
+
+    @Test
+    void outOfCoreTheSpillIsWrittenAndReadBackAtTheProbesRateAndOnlyTheInputAtItsOwn() {
+        assertEquals(2 * (4 + 1), DISK.sortSeconds(BYTES, BYTES), 1e-9);
+        assertEquals(2 * 4 + 4 + 1, DISK.sortSeconds(BYTES, BYTES, 1e9), 1e-9);
+        // stores that hold three quarters of the data: a quarter is written (with the output) and read back
+        assertEquals((4 + 1) + 4 + 0.25, DISK.sortSeconds(BYTES, BYTES / 4, 1e9), 1e-9);
     }
 }
