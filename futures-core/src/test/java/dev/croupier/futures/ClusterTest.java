@@ -351,8 +351,10 @@ class ClusterTest {
                     ended.complete(t);
                 }
             });
-            while (getter.getState() != Thread.State.TIMED_WAITING && getter.getState() != Thread.State.WAITING) {
-                Thread.onSpinWait(); // until the get waits for the value
+            // until the get waits for the value (or has ended, which the assertions below report)
+            while (getter.getState() == Thread.State.NEW || getter.getState() == Thread.State.RUNNABLE
+                    || getter.getState() == Thread.State.BLOCKED) {
+                Thread.onSpinWait();
             }
             ref.release();
             // a guard, not a measure: before, the get waited for a value no one would make
