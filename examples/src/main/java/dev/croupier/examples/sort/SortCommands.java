@@ -264,6 +264,7 @@ public final class SortCommands {
             printJson(r);
             return;
         }
+        int width = r.keySet().stream().mapToInt(String::length).max().orElse(0);
         for (Map.Entry<String, Object> e : r.entrySet()) {
             Object v = e.getValue();
             String text = v instanceof Double d ? String.format(Locale.ROOT, "%.3f", d) : String.valueOf(v);
@@ -273,7 +274,7 @@ public final class SortCommands {
                         .append(String.format(Locale.ROOT, "%.2f s", (Double) x)));
                 text = sb.toString();
             }
-            System.out.printf(Locale.ROOT, "%-20s %s%n", e.getKey(), text);
+            System.out.printf(Locale.ROOT, "%-" + width + "s %s%n", e.getKey(), text);
         }
     }
 
