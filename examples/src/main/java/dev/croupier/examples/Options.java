@@ -2,9 +2,11 @@ package dev.croupier.examples;
 
 import dev.croupier.futures.CroupierException;
 import dev.croupier.futures.NodeServer;
+import dev.croupier.shuffle.Strategy;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
@@ -81,6 +83,22 @@ public final class Options {
 
     public String string(String name, String fallback) {
         return values.getOrDefault(name, fallback);
+    }
+
+    /** A shuffle strategy by its name on the command line: simple, riffle, magnet, push (push*) or auto. */
+    public Strategy strategy(String name, Strategy fallback) {
+        String raw = values.get(name);
+        if (raw == null) {
+            return fallback;
+        }
+        return switch (raw.trim().toLowerCase(Locale.ROOT)) {
+            case "simple" -> Strategy.SIMPLE;
+            case "riffle" -> Strategy.RIFFLE;
+            case "magnet" -> Strategy.MAGNET;
+            case "push" -> Strategy.PUSH_PIPELINED;
+            case "auto" -> Strategy.AUTO;
+            default -> throw new UsageException("--" + name + " = '" + raw + "' is not one of simple, riffle, magnet, push, auto");
+        };
     }
 
     /** An integer option within {@code [min, max]}. */

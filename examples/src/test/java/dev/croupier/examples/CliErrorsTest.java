@@ -92,6 +92,18 @@ class CliErrorsTest {
         f.isOneLineNaming("--nodes");
     }
 
+    /** Every command that takes a strategy reads it one way: its flag and the names it takes are named. */
+    @Test
+    void aBadStrategyIsNamedTheSameWayByEveryCommand() {
+        for (String[] args : new String[][] {{"sort", "in", "out", "--strategy", "fast"},
+                {"sort-benchmark", "--strategy", "fast"}, {"loader", "--strategy", "fast"},
+                {"aggregate", "--batch-strategy", "fast"}}) {
+            Failed f = run(args);
+            assertEquals(2, f.code(), String.join(" ", args));
+            f.isOneLineNaming(args[args.length - 2] + " = 'fast' is not one of simple, riffle, magnet, push, auto");
+        }
+    }
+
     @Test
     void verbosePrintsTheStackTraceToo() throws Exception {
         Path bad = Files.write(dir.resolve("bad.dat"), new byte[150]);

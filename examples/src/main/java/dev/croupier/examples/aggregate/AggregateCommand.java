@@ -81,7 +81,7 @@ public final class AggregateCommand implements CroupierCli.Command {
         int partitions = o.integer("partitions", DEFAULT_PARTITIONS, 1, 100_000);
         int top = o.integer("top", DEFAULT_TOP, 0, 1000);
         long seed = o.longValue("seed", 0, Long.MIN_VALUE, Long.MAX_VALUE);
-        Strategy batchStrategy = strategy(o.string("batch-strategy", "simple"));
+        Strategy batchStrategy = o.strategy("batch-strategy", Strategy.SIMPLE);
         ClusterOptions clusterOptions = ClusterOptions.parse(o, 4);
         boolean json = o.flag("json");
         if (records / blocks > Integer.MAX_VALUE / 32) {
@@ -273,17 +273,5 @@ public final class AggregateCommand implements CroupierCli.Command {
             }
         }
         return out;
-    }
-
-    static Strategy strategy(String name) {
-        return switch (name.toLowerCase(Locale.ROOT)) {
-            case "simple" -> Strategy.SIMPLE;
-            case "riffle" -> Strategy.RIFFLE;
-            case "magnet" -> Strategy.MAGNET;
-            case "push" -> Strategy.PUSH_PIPELINED;
-            case "auto" -> Strategy.AUTO;
-            default -> throw new UsageException("--batch-strategy = '" + name
-                    + "' is not one of simple, riffle, magnet, push, auto");
-        };
     }
 }

@@ -84,7 +84,7 @@ public final class LoaderCommand implements CroupierCli.Command {
         long seed = o.longValue("seed", 0, Long.MIN_VALUE, Long.MAX_VALUE);
         long window = o.longValue("window", 0, 0, Long.MAX_VALUE);
         long consumeMs = o.longValue("consume-ms", 0, 0, 3_600_000);
-        Strategy strategy = strategy(o.string("strategy", "auto"));
+        Strategy strategy = o.strategy("strategy", Strategy.AUTO);
         ClusterOptions clusterOptions = ClusterOptions.parse(o, DEFAULT_NODES);
         boolean json = o.flag("json");
         if (window > 0 && partitions > 0) {
@@ -234,16 +234,5 @@ public final class LoaderCommand implements CroupierCli.Command {
         z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
         z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
         return z ^ (z >>> 31);
-    }
-
-    static Strategy strategy(String name) {
-        return switch (name.toLowerCase(Locale.ROOT)) {
-            case "simple" -> Strategy.SIMPLE;
-            case "riffle" -> Strategy.RIFFLE;
-            case "magnet" -> Strategy.MAGNET;
-            case "push" -> Strategy.PUSH_PIPELINED;
-            case "auto" -> Strategy.AUTO;
-            default -> throw new UsageException("--strategy = '" + name + "' is not one of simple, riffle, magnet, push, auto");
-        };
     }
 }

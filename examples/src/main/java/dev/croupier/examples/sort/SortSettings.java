@@ -2,10 +2,8 @@ package dev.croupier.examples.sort;
 
 import dev.croupier.examples.ClusterOptions;
 import dev.croupier.examples.Options;
-import dev.croupier.examples.UsageException;
 import dev.croupier.futures.Cluster;
 import dev.croupier.shuffle.Strategy;
-import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -25,16 +23,7 @@ record SortSettings(Strategy strategy, ClusterOptions cluster, int partitions, i
             + "\n  --json                print the final report as one JSON object on stdout";
 
     static SortSettings parse(Options o) {
-        String name = o.string("strategy", "auto").toLowerCase(Locale.ROOT);
-        Strategy strategy = switch (name) {
-            case "simple" -> Strategy.SIMPLE;
-            case "riffle" -> Strategy.RIFFLE;
-            case "magnet" -> Strategy.MAGNET;
-            case "push" -> Strategy.PUSH_PIPELINED;
-            case "auto" -> Strategy.AUTO;
-            default -> throw new UsageException("--strategy = '" + name + "' is not one of simple, riffle, magnet, push, auto");
-        };
-        return new SortSettings(strategy,
+        return new SortSettings(o.strategy("strategy", Strategy.AUTO),
                 ClusterOptions.parse(o, 4),
                 o.integer("partitions", 0, 1, 1_000_000),
                 o.integer("mappers", 0, 1, 1_000_000),
