@@ -308,11 +308,12 @@ class ClusterTest {
     }
 
     /**
-     * A ref released before its value is made, with nothing else reading the value, ends the
-     * futures taken from it: the value is never made, and they would otherwise wait forever.
+     * A ref released before its value is made, with nothing else reading the value, ends what
+     * waits on it: the futures taken from it, and a get in another thread, even one with no
+     * timeout. The value is never made, and they would otherwise wait forever.
      */
     @Test
-    void aRefReleasedBeforeItsValueIsMadeEndsItsFutures() throws Exception {
+    void aRefReleasedBeforeItsValueIsMadeEndsWhatWaitsOnIt() throws Exception {
         try (Cluster c = TestClusters.start(2, spill)) {
             CountDownLatch released = new CountDownLatch(1);
             ObjectRef<byte[]> ref = c.task(() -> {
@@ -321,34 +322,13 @@ class ClusterTest {
             }).remote();
             CompletableFuture<ObjectRef<byte[]>> done = ref.whenDone();
             CompletableFuture<byte[]> value = ref.toCompletableFuture();
-            ref.release();
-            released.countDown();
-            // guards, not measures: before, both futures waited forever
-            ExecutionException notMade = assertThrows(ExecutionException.class, () -> done.get(60, TimeUnit.SECONDS));
-            assertTrue(notMade.getCause() instanceof CroupierException e && e.code() == ErrorCode.CANCELLED
-                    && e.getMessage().contains("released before its value was made"), String.valueOf(notMade.getCause()));
-            ExecutionException noValue = assertThrows(ExecutionException.class, () -> value.get(60, TimeUnit.SECONDS));
-            assertTrue(noValue.getCause().getMessage().contains("was released"), String.valueOf(noValue.getCause()));
-            assertEquals(0, c.objectCount());
-        }
-    }
-
-    /** A get that waits on a ref another thread releases ends at once, with no timeout given. */
-    @Test
-    void aGetWaitingOnARefThatIsReleasedEnds() throws Exception {
-        try (Cluster c = TestClusters.start(2, spill)) {
-            CountDownLatch released = new CountDownLatch(1);
-            ObjectRef<byte[]> ref = c.task(() -> {
-                released.await();
-                return new byte[10];
-            }).remote();
-            CompletableFuture<Throwable> ended = new CompletableFuture<>();
+            CompletableFuture<Throwable> gotten = new CompletableFuture<>();
             Thread getter = Thread.ofPlatform().start(() -> {
                 try {
                     ref.get();
-                    ended.complete(null);
+                    gotten.complete(null);
                 } catch (Throwable t) {
-                    ended.complete(t);
+                    gotten.complete(t);
                 }
             });
             // until the get waits for the value (or has ended, which the assertions below report)
@@ -357,10 +337,15 @@ class ClusterTest {
                 Thread.onSpinWait();
             }
             ref.release();
-            // a guard, not a measure: before, the get waited for a value no one would make
-            Throwable t = ended.get(60, TimeUnit.SECONDS);
-            assertTrue(t instanceof IllegalStateException && t.getMessage().contains("was released"), String.valueOf(t));
             released.countDown();
+            // guards, not measures: before, all three waited forever
+            ExecutionException notMade = assertThrows(ExecutionException.class, () -> done.get(60, TimeUnit.SECONDS));
+            assertTrue(notMade.getCause() instanceof CroupierException e && e.code() == ErrorCode.CANCELLED
+                    && e.getMessage().contains("released before its value was made"), String.valueOf(notMade.getCause()));
+            ExecutionException noValue = assertThrows(ExecutionException.class, () -> value.get(60, TimeUnit.SECONDS));
+            assertTrue(noValue.getCause().getMessage().contains("was released"), String.valueOf(noValue.getCause()));
+            Throwable t = gotten.get(60, TimeUnit.SECONDS);
+            assertTrue(t instanceof IllegalStateException && t.getMessage().contains("was released"), String.valueOf(t));
             getter.join();
             assertEquals(0, c.objectCount());
         }
