@@ -13,8 +13,8 @@ import java.nio.file.StandardOpenOption;
  * The disk's sequential bandwidth, measured on the spot in the folder a job uses, each way
  * through the page cache and with {@code O_DIRECT}, keeping the faster: write a file in 8 MiB
  * chunks and fdatasync it, drop it from the page cache, read it back. The sort benchmark reports
- * its time against this bound, as the Exoshuffle paper does, with its input read no faster than
- * the whole input reads ({@link #sortSeconds(long, long, double)}). Both ways are measured because the
+ * its time against this bound, as the Exoshuffle paper does, with its input read at the rate the
+ * whole input did read ({@link #sortSeconds(long, long, double)}). Both ways are measured because the
  * sort uses both (direct for its data, the page cache where a file system refuses direct I/O)
  * and which is faster depends on the machine: on the virtual machine of docs/benchmarks.md a
  * cold buffered read gets more readahead in flight than one direct stream, and a direct write
@@ -105,17 +105,16 @@ public record DiskBound(double writeBytesPerSecond, double readBytesPerSecond) {
     }
 
     /**
-     * Like {@link #sortSeconds(long, long)}, with the input read at the slower of the probe's
-     * rate and {@code inputReadBytesPerSecond}, a rate at which the whole input did read. Both
-     * read the same disk, and a cache can only make a read faster: the probe reads a file it has
-     * just written, which a virtual machine's host may still hold in its cache, while the input,
-     * written earlier and larger than the probe's file, is more likely to come from the disk
-     * (docs/benchmarks.md, "A bound the host's cache does not set"). So the slower of the two is
-     * the nearer to the disk's own rate. The spill is read back just after it is written, as the
-     * probe's file was, so it stays at the probe's rate.
+     * Like {@link #sortSeconds(long, long)}, with the input read at {@code inputReadBytesPerSecond},
+     * a rate at which the whole input did read, instead of the probe's. The probe reads a file
+     * it has just written, which a virtual machine's host may still hold in its cache, while the
+     * input, written earlier and larger than the probe's file, may come from the disk
+     * (docs/benchmarks.md, "A bound the host's cache does not set"); a rate at which it did read
+     * is one the disk, or a cache the sort had too, gave it. The spill is read back just after it
+     * is written, as the probe's file was, so it stays at the probe's rate.
      */
     public double sortSeconds(long bytes, long spillBytes, double inputReadBytesPerSecond) {
-        return (bytes + spillBytes) / writeBytesPerSecond + bytes / Math.min(inputReadBytesPerSecond, readBytesPerSecond)
+        return (bytes + spillBytes) / writeBytesPerSecond + bytes / inputReadBytesPerSecond
                 + spillBytes / readBytesPerSecond;
     }
 }

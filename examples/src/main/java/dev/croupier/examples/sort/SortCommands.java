@@ -208,7 +208,7 @@ public final class SortCommands {
      * What a sort on disk measured of its disk: the probe's {@code bound}, and how fast the check
      * after the sort read the whole input back, all its ranges at once. The probe reads a file it
      * has just written, which a virtual machine's host may still hold in its cache, and the sort's
-     * input may not be, so the bound reads the input at the slower of the two
+     * input may not be, so the bound reads the input at the rate it did read
      * ({@link DiskBound#sortSeconds(long, long, double)}).
      */
     private record DiskFigures(DiskBound bound, double inputReadBytesPerSecond) {}
@@ -238,7 +238,8 @@ public final class SortCommands {
             DiskBound bound = disk.bound();
             long spill = Math.max(0, outcome.bytes() - outcome.nodes() * outcome.storeBytesPerNode());
             // The disk gave the input at least as fast as each whole read of it that happened:
-            // the map phase's (work included) and the check's (the check's own work included).
+            // the map phase's and the check's, each with its own work included. The check reads
+            // it after the sort, so a slow sort cannot make the bound slower than the check's.
             Double mapSeconds = outcome.phases().get("map");
             double mapRead = mapSeconds == null ? 0 : outcome.bytes() / mapSeconds;
             double inputRead = Math.max(mapRead, disk.inputReadBytesPerSecond());
@@ -250,8 +251,8 @@ public final class SortCommands {
             r.put("input_check_read_mb_per_s", disk.inputReadBytesPerSecond() / 1e6);
             r.put("bound_seconds", boundSeconds);
             r.put("bound", "read and write the data once" + (spill > 0 ? ", and write and read back the " + spill
-                    + " bytes the stores cannot hold" : "") + ", at the disk's bandwidth; the input read at the slower of"
-                    + " the probe's rate and the faster of the map phase's and the check's");
+                    + " bytes the stores cannot hold" : "") + ", at the disk's bandwidth; the input read at the faster of"
+                    + " the map phase's and the check's rates");
             r.put("ratio_to_bound", outcome.seconds() / boundSeconds);
             r.put("probe_bound_seconds", probeSeconds);
             r.put("ratio_to_probe_bound", outcome.seconds() / probeSeconds);
