@@ -22,7 +22,11 @@ public interface ObjectRef<T> extends AutoCloseable {
     /** The object's id, unique in its cluster. */
     ObjectId id();
 
-    /** Waits for the value and returns it. Throws the task's failure, cancellation or loss. */
+    /**
+     * Waits for the value and returns it. Throws the task's failure, cancellation or loss, and
+     * {@link IllegalStateException} on a released ref, also when another thread releases it
+     * while this waits.
+     */
     T get();
 
     /** Like {@link #get()}, throwing {@link GetTimeoutException} after {@code timeout}. */
