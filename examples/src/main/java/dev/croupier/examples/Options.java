@@ -97,7 +97,8 @@ public final class Options {
             case "magnet" -> Strategy.MAGNET;
             case "push" -> Strategy.PUSH_PIPELINED;
             case "auto" -> Strategy.AUTO;
-            default -> throw new UsageException("--" + name + " = '" + raw + "' is not one of simple, riffle, magnet, push, auto");
+            default -> throw new UsageException("--" + name + " = '" + raw
+                    + "' is not one of simple, riffle, magnet, push, auto");
         };
     }
 

@@ -13,12 +13,12 @@ import java.nio.file.StandardOpenOption;
  * The disk's sequential bandwidth, measured on the spot in the folder a job uses, each way
  * through the page cache and with {@code O_DIRECT}, keeping the faster: write a file in 8 MiB
  * chunks and fdatasync it, drop it from the page cache, read it back. The sort benchmark reports
- * its time against this bound, as the Exoshuffle paper does, with its input read at the rate the
- * whole input did read ({@link #sortSeconds(long, long, double)}). Both ways are measured because the
- * sort uses both (direct for its data, the page cache where a file system refuses direct I/O)
- * and which is faster depends on the machine: on the virtual machine of docs/benchmarks.md a
- * cold buffered read gets more readahead in flight than one direct stream, and a direct write
- * skips the copy into the page cache.
+ * its time against this bound, as the Exoshuffle paper does, with its input read at the rate
+ * the whole input did read ({@link #sortSeconds(long, long, double)}). Both ways are measured
+ * because the sort uses both (direct for its data, the page cache where a file system refuses
+ * direct I/O) and which is faster depends on the machine: on the virtual machine of
+ * docs/benchmarks.md a cold buffered read gets more readahead in flight than one direct stream,
+ * and a direct write skips the copy into the page cache.
  *
  * @param writeBytesPerSecond sequential write, including the final fdatasync
  * @param readBytesPerSecond sequential read of data not in the page cache (when it could be
