@@ -100,13 +100,29 @@ public final class CroupierCli {
     static String oneLine(Throwable e) {
         String line = switch (e) {
             case CroupierException c -> c.getMessage();
-            case java.nio.file.NoSuchFileException f -> f.getFile() + ": no such file or folder";
-            case java.nio.file.AccessDeniedException f -> f.getFile() + ": permission denied";
-            case java.nio.file.FileSystemException f -> f.getFile() + ": " + f.getReason();
+            case java.nio.file.FileSystemException f -> describe(f);
             case java.io.IOException io -> io.getMessage() == null ? io.toString() : io.getMessage();
             default -> "internal error: " + e + " (rerun with " + VERBOSE + " for where it happened)";
         };
         return line.replace('\n', ' ');
+    }
+
+    /**
+     * A file system's failure in words, with the file it names: what {@link #oneLine} prints of
+     * one, and what a command says after the file it could not write. Most such failures carry
+     * no reason of their own; their class is the reason.
+     */
+    public static String describe(java.nio.file.FileSystemException f) {
+        String file = f.getFile();
+        return switch (f) {
+            case java.nio.file.NoSuchFileException e -> file + ": no such file or folder";
+            case java.nio.file.AccessDeniedException e -> file + ": permission denied";
+            // a folder was asked for (or a new file) where something else stands
+            case java.nio.file.FileAlreadyExistsException e ->
+                    file + (file != null && java.nio.file.Files.isDirectory(java.nio.file.Path.of(file))
+                            ? " already exists" : " is not a folder");
+            default -> file + ": " + (f.getReason() != null ? f.getReason() : f.getClass().getSimpleName());
+        };
     }
 
     private static int launcherOnly(String name) {

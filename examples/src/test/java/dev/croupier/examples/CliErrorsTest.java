@@ -69,6 +69,15 @@ class CliErrorsTest {
         run("reshard", dir.resolve("spec.json").toString()).isOneLineNaming("spec.json");
     }
 
+    /** A file where a folder must be: named, and said so (the file system gives no reason of its own). */
+    @Test
+    void aFileGivenAsAFolderIsNamed() throws Exception {
+        Path file = Files.writeString(dir.resolve("a-file"), "x");
+        Failed f = errorsOnly(run("sort-benchmark", "--size", "1m", "--spill-dir", file.toString()));
+        f.isOneLineNaming(file + " is not a folder");
+        assertFalse(f.err().contains("null"), f.err());
+    }
+
     @Test
     void aBadSpecFieldIsNamed() throws Exception {
         Path spec = Files.writeString(dir.resolve("spec.json"), "{\"input\": 7, \"output_shard_size\": \"huge\"}");

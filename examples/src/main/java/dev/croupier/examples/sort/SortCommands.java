@@ -304,20 +304,17 @@ public final class SortCommands {
         return out;
     }
 
-    /** A failure to write {@code out}, naming it (the file system names the temporary file it failed on). */
+    /**
+     * A failure to write {@code out}, naming it, then what failed: the file system's failures
+     * name the file they failed on (a folder in the way, or the temporary file written first).
+     */
     static IOException cannotWrite(Path out, IOException e) {
         String prefix = "cannot write " + out + ": ";
         if (e.getMessage() != null && e.getMessage().startsWith(prefix)) {
             return e; // the library named the file already (SortBenchmarkRecords.writeFile)
         }
-        String why = switch (e) {
-            case java.nio.file.NoSuchFileException f -> "no such file or folder";
-            case java.nio.file.AccessDeniedException f -> "permission denied";
-            case java.nio.file.FileAlreadyExistsException f -> f.getFile() + " is not a folder";
-            case java.nio.file.FileSystemException f when f.getReason() != null -> f.getReason();
-            default -> e.getMessage();
-        };
-        return new IOException(prefix + why, e);
+        return new IOException(prefix + (e instanceof java.nio.file.FileSystemException f
+                ? CroupierCli.describe(f) : e.getMessage()), e);
     }
 
     private static Set<String> union(Set<String> a, Set<String> b) {
