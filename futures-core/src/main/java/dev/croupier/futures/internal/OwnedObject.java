@@ -413,8 +413,8 @@ final class OwnedObject {
 
     /**
      * Blocks until ready, failed or freed, at most until {@code deadlineNanos}; returns whether
-     * it is. Only the release of the entry's one ref frees it, so a getter that finds it freed
-     * had its ref released under it.
+     * it is. An entry is freed only once its one ref is released (and no pending task needs it),
+     * so a getter that finds it freed had its ref released under it.
      */
     synchronized boolean awaitSettled(long deadlineNanos) throws InterruptedException {
         while (state == State.PENDING) {
